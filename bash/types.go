@@ -1,0 +1,168 @@
+package bash
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// TaskID names a background task. A backend issues ids that are unique for the life of the
+// executor and never reused; the local backend issues "bash-1", "bash-2", … Ids are predictable on
+// purpose: isolation between agents comes from [OwnerToken], not from secret ids.
+type TaskID string
+
+// OwnerToken identifies who started a background task (typically an agent session). Executors
+// store it verbatim and never interpret it; the policy that compares tokens lives in the consumer.
+// The empty token is a real owner: test presence with the boolean [Executor.OwnerOf] returns,
+// never with the token's value.
+type OwnerToken string
+
+// Request is what a caller asks for. Only Command is required; every other field may be left at
+// its zero value to take the executor's default. A Request is turned into a [Spec] by
+// [Executor.Resolve]; Run and Start never see a Request.
+type Request struct {
+	// Command is the bash source to run, as with bash -c. It must not be empty or blank.
+	Command string
+	// Workdir is the directory the command starts in. Empty means the executor's configured
+	// working directory. It is passed through verbatim: it is not made absolute or checked.
+	Workdir string
+	// Timeout bounds a foreground run. Zero means the executor's default; a negative value is an
+	// error. The effective value is capped by the executor's maximum. Background tasks have no
+	// timeout.
+	Timeout time.Duration
+	// StdoutMaxBytes is a trusted caller's in-memory budget for stdout of a foreground run. Zero
+	// means the executor's per-stream default. It is not capped: model-facing tools never set it.
+	StdoutMaxBytes int
+	// Stdin, when non-nil, is written to the command's standard input, which is then closed. A
+	// non-nil empty slice gives an input that is closed at once. Nil means standard input is
+	// /dev/null.
+	Stdin []byte
+	// Env holds extra variables. They win over the executor's scrubbing and terminal overrides:
+	// a trusted caller may pass a credential-shaped name on purpose. Nil means none.
+	Env map[string]string
+	// Owner is the token stored on a background task. Nil means the task has no owner.
+	Owner *OwnerToken
+}
+
+// Spec is a resolved request: what [Executor.Run] and [Executor.Start] accept. Workdir, Timeout
+// and StdoutMaxBytes are always set (defaulted and capped by Resolve); Stdin, Env and Owner keep
+// the absence or presence they had in the request. Build a Spec with Resolve; a hand-made Spec
+// with a zero Timeout or an empty Command is refused by Run and Start.
+type Spec struct {
+	Command        string
+	Workdir        string
+	Timeout        time.Duration
+	StdoutMaxBytes int
+	Stdin          []byte
+	Env            map[string]string
+	Owner          *OwnerToken
+}
+
+// Spill describes the file that holds a stream beyond what is kept in memory. Path is empty when
+// there is no usable file (never created, abandoned after a write error, or not sealed cleanly).
+// Partial reports that the file holds only the first bytes of the stream, up to the executor's
+// spill cap, rather than all of it.
+type Spill struct {
+	Path    string
+	Partial bool
+}
+
+// Output is one collected stream (stdout or stderr) of a foreground run. The executor keeps the
+// first bytes of the stream (Head) and the last bytes (Tail) and drops what lies between.
+//
+// When OmittedBytes is zero, Head followed by Tail is the whole stream. Otherwise OmittedBytes
+// bytes were dropped between them, and Spill names the file that holds the stream from byte 0
+// when one is available. Head and Tail are valid UTF-8: cuts never split a multi-byte character
+// (the bytes of a split character are counted as omitted) and invalid input bytes are replaced
+// with U+FFFD. TotalBytes is the number of bytes the command wrote to the stream.
+type Output struct {
+	Head         string
+	Tail         string
+	OmittedBytes int64
+	TotalBytes   int64
+	Spill        Spill
+}
+
+// Truncated reports whether bytes were dropped between o.Head and o.Tail.
+func (o Output) Truncated() bool { return o.OmittedBytes > 0 }
+
+// Text returns o.Head and o.Tail joined. It is the whole stream when o is not truncated; when it is,
+// callers should render their own notice between the two parts instead.
+func (o Output) Text() string { return o.Head + o.Tail }
+
+// RunResult is the outcome of a foreground run.
+//
+// Exactly one cause is reported for an early end: TimedOut when the executor's own deadline fired
+// first, Aborted when the caller's context was cancelled first. A command that signals itself has
+// neither. TimedOut is reported however the process then ended: a command that traps SIGTERM and
+// exits 0 after the deadline has TimedOut set and ExitCode 0.
+type RunResult struct {
+	// ExitCode is the exit status, or nil when the process was killed by a signal.
+	ExitCode *int
+	// Signal is the name of the signal that killed the process ("SIGTERM"), or empty.
+	Signal string
+	// TimedOut and Aborted say why the executor stopped the command, if it did.
+	TimedOut bool
+	Aborted  bool
+	// Timeout is the effective timeout that was applied.
+	Timeout time.Duration
+	Stdout  Output
+	Stderr  Output
+}
+
+// TaskStatus is the state of a background task. It leaves TaskRunning exactly once.
+type TaskStatus string
+
+// The states of a background task. A task is TaskKilled when it was killed through the executor,
+// failed to spawn, or died by any signal; otherwise it ends TaskCompleted, whatever its exit code.
+const (
+	TaskRunning   TaskStatus = "running"
+	TaskCompleted TaskStatus = "completed"
+	TaskKilled    TaskStatus = "killed"
+)
+
+// TaskRead is the result of one consuming read of a background task's output.
+//
+// Delta holds the stdout bytes not delivered before, then, when stderr has new bytes, a section
+// "[stderr]\n" followed by them; a newline is inserted before that section when the stdout part is
+// not empty and does not end with one. The two streams are not interleaved in time. Delta is valid
+// UTF-8: a multi-byte character at the end of what has been written so far is held back until it
+// is complete.
+type TaskRead struct {
+	Task  *Task
+	Delta string
+	// Lossy reports that bytes written since the previous read were dropped from memory before
+	// they could be read; OmittedBytes counts them (both streams together).
+	Lossy        bool
+	OmittedBytes int64
+	// StdoutSpill and StderrSpill name the spill file of each stream once it has one.
+	StdoutSpill Spill
+	StderrSpill Spill
+}
+
+// TaskListener receives a background task when it finishes. It runs after the task's exit facts
+// are final and before the task's Done channel is closed.
+type TaskListener func(task *Task)
+
+// ErrClosed is returned by an executor's methods after Close has begun.
+var ErrClosed = errors.New("bash: executor closed")
+
+// ErrUnknownTask is matched (with errors.Is) by the error an executor returns for a task id it
+// never issued. The error itself is an *UnknownTaskError.
+var ErrUnknownTask = errors.New("unknown bash task")
+
+// UnknownTaskError reports a task id that the executor never issued. Its message is
+// `unknown bash task "<id>"`.
+type UnknownTaskError struct {
+	ID TaskID
+}
+
+// Error returns the message `unknown bash task "<id>"`.
+func (e *UnknownTaskError) Error() string { return fmt.Sprintf("unknown bash task %q", string(e.ID)) }
+
+// Is reports whether target is ErrUnknownTask.
+func (e *UnknownTaskError) Is(target error) bool { return target == ErrUnknownTask }
+
+// ErrAbortedBeforeSpawn is matched by the error Run returns when its context was already done:
+// nothing was started. The message is "aborted before spawn: <cause>".
+var ErrAbortedBeforeSpawn = errors.New("aborted before spawn")
