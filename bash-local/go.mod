@@ -1,5 +1,9 @@
 module github.com/dsh-go/dsh/bash-local
 
-go 1.26
+go 1.26.0
 
 require github.com/dsh-go/dsh/bash v0.0.0
+
+require golang.org/x/sys v0.50.0
+
+replace github.com/dsh-go/dsh/bash => ../bash

@@ -1,0 +1,472 @@
+// Package bashlocal is the local backend of the executor seam: every command runs as bash -c in a
+// new session and process group on this machine, bounded in time and in memory, with a scrubbed
+// environment, and nothing it starts outlives the executor.
+//
+// Create one with New and use it through bash.Executor. See the module README for the full
+// contract and the choices behind it.
+package bashlocal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash-local/internal/proc"
+	"github.com/dsh-go/dsh/bash-local/output"
+)
+
+// errTimeout is the cause recorded when a foreground run's own deadline fires.
+var errTimeout = errors.New("bash timeout")
+
+// Executor is the local implementation of bash.Executor. Create it with New; its methods are safe
+// for concurrent use. Close it when done: it owns processes, goroutines and a spill directory.
+//
+//catalog:service bash/local-executor
+type Executor struct {
+	cfg      Config
+	bashPath string
+	bashErr  error
+	tag      string // per-executor prefix of the tree tag every command carries
+	spills   output.SpillDir
+	wg       sync.WaitGroup // every goroutine the executor starts
+	listen   bash.Listeners
+
+	mu     sync.Mutex
+	closed bool
+	nextID int
+	seq    uint64
+	tasks  []*task
+	byID   map[bash.TaskID]*task
+	live   map[*proc.Process]struct{} // processes that may still have a live tree
+
+	closeOnce sync.Once
+	closeDone chan struct{}
+	closeErr  error
+}
+
+var _ bash.Executor = (*Executor)(nil)
+
+// task is the executor's bookkeeping for one background task.
+type task struct {
+	handle *bash.Task
+	ctl    *bash.TaskControl
+	owner  *bash.OwnerToken
+	proc   *proc.Process // nil when the spawn failed
+	stdout *output.Collector
+	stderr *output.Collector
+
+	readMu    sync.Mutex // serialises reads: guards the cursors and the spawn note
+	outNext   int64
+	errNext   int64
+	spawnNote string
+}
+
+// New returns an executor for cfg, or an error naming the first invalid field of cfg. It looks up
+// bash once; a missing bash is reported by each Run and Start rather than by New.
+func New(cfg Config) (*Executor, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, fmt.Errorf("bashlocal: %w", err)
+	}
+	e := &Executor{
+		cfg:       cfg,
+		tag:       strconv.Itoa(os.Getpid()) + "." + hex.EncodeToString(rnd[:]),
+		byID:      make(map[bash.TaskID]*task),
+		live:      make(map[*proc.Process]struct{}),
+		closeDone: make(chan struct{}),
+	}
+	e.spills.Parent = cfg.SpillDir
+	e.listen.Logger = cfg.Logger
+	e.bashPath = cfg.BashPath
+	if e.bashPath == "" {
+		e.bashPath, e.bashErr = exec.LookPath("bash")
+	}
+	return e, nil
+}
+
+// Resolve implements bash.Executor.
+func (e *Executor) Resolve(req bash.Request) (bash.Spec, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return bash.Spec{}, errors.New("bashlocal: request.Command must not be empty")
+	}
+	if req.Timeout < 0 {
+		return bash.Spec{}, errors.New("bashlocal: request.Timeout must be positive")
+	}
+	if req.StdoutMaxBytes < 0 {
+		return bash.Spec{}, errors.New("bashlocal: request.StdoutMaxBytes must be positive")
+	}
+	spec := bash.Spec{
+		Command:        req.Command,
+		Workdir:        req.Workdir,
+		Timeout:        req.Timeout,
+		StdoutMaxBytes: req.StdoutMaxBytes,
+		Stdin:          req.Stdin,
+		Env:            req.Env,
+		Owner:          req.Owner,
+	}
+	if spec.Workdir == "" {
+		spec.Workdir = e.cfg.Workdir
+	}
+	if spec.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return bash.Spec{}, fmt.Errorf("bashlocal: working directory: %w", err)
+		}
+		spec.Workdir = wd
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = e.cfg.Timeout
+	}
+	spec.Timeout = min(spec.Timeout, e.cfg.MaxTimeout)
+	if spec.StdoutMaxBytes == 0 {
+		spec.StdoutMaxBytes = e.cfg.MaxOutputBytes
+	}
+	return spec, nil
+}
+
+func checkSpec(spec bash.Spec) error {
+	switch {
+	case strings.TrimSpace(spec.Command) == "":
+		return errors.New("bashlocal: spec.Command must not be empty")
+	case spec.Timeout <= 0:
+		return errors.New("bashlocal: spec.Timeout must be positive (build specs with Resolve)")
+	case spec.StdoutMaxBytes < 0:
+		return errors.New("bashlocal: spec.StdoutMaxBytes must not be negative")
+	}
+	return nil
+}
+
+func (e *Executor) collector(stream string, maxBytes int) *output.Collector {
+	head := e.cfg.HeadBytes
+	if maxBytes != e.cfg.MaxOutputBytes {
+		head = min(head, maxBytes/4)
+	}
+	c, err := output.New(output.Config{
+		MaxBytes:      maxBytes,
+		HeadBytes:     head,
+		MaxSpillBytes: e.cfg.MaxSpillBytes,
+		Create:        func() (output.SpillFile, error) { return e.spills.Create(stream) },
+	})
+	if err != nil { // unreachable: budgets are validated by New and checkSpec
+		panic(err)
+	}
+	return c
+}
+
+// spawn starts spec's command with its collectors, registering the process as live.
+func (e *Executor) spawn(spec bash.Spec, stdout, stderr *output.Collector) (*proc.Process, error) {
+	if e.bashErr != nil {
+		return nil, fmt.Errorf("spawn bash: %w", e.bashErr)
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, bash.ErrClosed
+	}
+	e.seq++
+	tag := e.tag + "-" + strconv.FormatUint(e.seq, 10)
+	// Holding mu across Start keeps Close from missing a process that is being born.
+	p, err := proc.Start(proc.Options{
+		Path:   e.bashPath,
+		Args:   []string{"bash", "-c", spec.Command},
+		Dir:    spec.Workdir,
+		Env:    Environ(os.Environ(), e.cfg.ScrubPatterns, e.cfg.ScrubPrefixes, e.cfg.KeepEnv, spec.Env),
+		Stdin:  spec.Stdin,
+		Stdout: stdout,
+		Stderr: stderr,
+		Grace:  e.cfg.Grace,
+		Tag:    tag,
+	}, &e.wg)
+	if err == nil {
+		e.live[p] = struct{}{}
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("spawn bash in %q: %w", spec.Workdir, err)
+	}
+	return p, nil
+}
+
+// retire forgets a settled process whose group is empty; one that left survivors in its group
+// stays live so that Close stops them. Survivors that left the group are found by Close's sweep.
+func (e *Executor) retire(p *proc.Process) {
+	if p.GroupAlive() {
+		return
+	}
+	e.mu.Lock()
+	delete(e.live, p)
+	e.mu.Unlock()
+}
+
+// Run implements bash.Executor.
+func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
+	if err := checkSpec(spec); err != nil {
+		return bash.RunResult{}, err
+	}
+	if ctx.Err() != nil {
+		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
+	}
+	stdout := e.collector("stdout", spec.StdoutMaxBytes)
+	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
+	p, err := e.spawn(spec, stdout, stderr)
+	if err != nil {
+		return bash.RunResult{}, err
+	}
+	timer := time.NewTimer(spec.Timeout)
+	defer timer.Stop()
+	var cause error
+	select {
+	case <-p.Exited():
+	case <-timer.C:
+		cause = errTimeout
+	case <-ctx.Done():
+		cause = context.Cause(ctx)
+	}
+	if cause != nil {
+		p.Terminate()
+	}
+	<-p.Settled()
+	stdout.Seal()
+	stderr.Seal()
+	e.retire(p)
+	exit := p.Exit()
+	return bash.RunResult{
+		ExitCode: exit.Code,
+		Signal:   exit.Signal,
+		TimedOut: cause == errTimeout,
+		Aborted:  cause != nil && cause != errTimeout,
+		Timeout:  spec.Timeout,
+		Stdout:   stdout.Output(),
+		Stderr:   stderr.Output(),
+	}, nil
+}
+
+// Start implements bash.Executor.
+func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	t := &task{
+		owner:  spec.Owner,
+		stdout: e.collector("stdout", e.cfg.MaxOutputBytes),
+		stderr: e.collector("stderr", e.cfg.MaxOutputBytes),
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, bash.ErrClosed
+	}
+	e.nextID++
+	id := bash.TaskID("bash-" + strconv.Itoa(e.nextID))
+	t.handle, t.ctl = bash.NewTask(id, spec.Command)
+	e.tasks = append(e.tasks, t)
+	e.byID[id] = t
+	e.mu.Unlock()
+
+	p, err := e.spawn(spec, t.stdout, t.stderr)
+	if err != nil {
+		t.spawnNote = "spawn failed: " + err.Error()
+		t.stdout.Seal()
+		t.stderr.Seal()
+		t.ctl.MarkKilled()
+		// Settle on a goroutine: listeners never run inside Start.
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			t.ctl.Settle(nil, "", e.listen.Notify)
+		}()
+		return t.handle, nil
+	}
+	t.readMu.Lock()
+	t.proc = p
+	t.readMu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		<-p.Settled()
+		t.stdout.Seal()
+		t.stderr.Seal()
+		e.retire(p)
+		exit := p.Exit()
+		t.ctl.Settle(exit.Code, exit.Signal, e.listen.Notify)
+	}()
+	return t.handle, nil
+}
+
+func (e *Executor) lookup(id bash.TaskID) (*task, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.byID[id]
+	if !ok {
+		return nil, &bash.UnknownTaskError{ID: id}
+	}
+	return t, nil
+}
+
+// Get implements bash.Executor.
+func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
+	t, err := e.lookup(id)
+	if err != nil {
+		return nil, false
+	}
+	return t.handle, true
+}
+
+// List implements bash.Executor.
+func (e *Executor) List() []*bash.Task {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*bash.Task, len(e.tasks))
+	for i, t := range e.tasks {
+		out[i] = t.handle
+	}
+	return out
+}
+
+// OwnerOf implements bash.Executor.
+func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
+	t, err := e.lookup(id)
+	if err != nil || t.owner == nil {
+		return "", false
+	}
+	return *t.owner, true
+}
+
+// ReadOutput implements bash.Executor.
+func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
+	t, err := e.lookup(id)
+	if err != nil {
+		return bash.TaskRead{}, err
+	}
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	out := t.stdout.ReadFrom(t.outNext)
+	errs := t.stderr.ReadFrom(t.errNext)
+	t.outNext, t.errNext = out.Next, errs.Next
+	errText := errs.Text
+	if t.spawnNote != "" {
+		errText += t.spawnNote + "\n"
+		t.spawnNote = ""
+	}
+	return bash.TaskRead{
+		Task:         t.handle,
+		Delta:        MergeStreams(out.Text, errText),
+		Lossy:        out.Omitted+errs.Omitted > 0,
+		OmittedBytes: out.Omitted + errs.Omitted,
+		StdoutSpill:  out.Spill,
+		StderrSpill:  errs.Spill,
+	}, nil
+}
+
+// MergeStreams joins a task's new stdout and stderr text the way bash.TaskRead.Delta documents:
+// stdout, then "[stderr]\n" and stderr when stderr is not empty, with a newline between them when
+// stdout does not end with one.
+func MergeStreams(stdout, stderr string) string {
+	if stderr == "" {
+		return stdout
+	}
+	sep := ""
+	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
+		sep = "\n"
+	}
+	return stdout + sep + "[stderr]\n" + stderr
+}
+
+// Kill implements bash.Executor.
+func (e *Executor) Kill(id bash.TaskID) (bool, error) {
+	t, err := e.lookup(id)
+	if err != nil {
+		return false, err
+	}
+	if !t.ctl.MarkKilled() {
+		return false, nil
+	}
+	t.readMu.Lock()
+	p := t.proc
+	t.readMu.Unlock()
+	if p != nil {
+		p.Terminate()
+	}
+	return true, nil
+}
+
+// OnTaskDone implements bash.Executor.
+func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
+	return e.listen.Add(listener)
+}
+
+// Close implements bash.Executor.
+func (e *Executor) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() {
+		defer close(e.closeDone)
+		e.closeErr = e.close(ctx)
+	})
+	<-e.closeDone
+	return e.closeErr
+}
+
+func (e *Executor) close(ctx context.Context) error {
+	e.listen.Close()
+	e.mu.Lock()
+	e.closed = true
+	tasks := e.tasks
+	live := make([]*proc.Process, 0, len(e.live))
+	for p := range e.live {
+		live = append(live, p)
+	}
+	e.tasks, e.byID, e.live = nil, map[bash.TaskID]*task{}, map[*proc.Process]struct{}{}
+	e.mu.Unlock()
+
+	for _, t := range tasks {
+		t.ctl.MarkKilled()
+	}
+	for _, p := range live {
+		p.Terminate()
+	}
+	sweep := proc.NewSweep(e.tag+"-", e.cfg.Grace, &e.wg)
+	sweep.Terminate()
+
+	var err error
+	wait := func(ch <-chan struct{}) {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("bashlocal: close: %w", context.Cause(ctx))
+				for _, p := range live {
+					p.ForceKill()
+				}
+				sweep.ForceKill()
+			}
+			<-ch
+		}
+	}
+	for _, p := range live {
+		wait(p.Stopped())
+	}
+	wait(sweep.Stopped())
+	for _, t := range tasks {
+		wait(t.handle.Done())
+	}
+	e.wg.Wait()
+	if !e.cfg.KeepSpills {
+		if rmErr := e.spills.Remove(); rmErr != nil {
+			e.cfg.Logger.Warn("bashlocal: close", slog.Any("err", rmErr))
+		}
+	}
+	return err
+}
