@@ -120,6 +120,8 @@ func (c *Collector) freezeHead() {
 		c.tail = append(c.tail[:0], c.head[cut:]...)
 		c.tailOff = 0
 		c.head = c.head[:cut:cut]
+		// The budget the head gives up goes to the tail, so nothing within MaxBytes is dropped.
+		c.tailCap = c.cfg.MaxBytes - cut
 	}
 }
 
