@@ -6,4 +6,6 @@ require github.com/dsh-go/dsh/bash v0.0.0
 
 require golang.org/x/sys v0.50.0
 
+require go.uber.org/goleak v1.3.0 // indirect
+
 replace github.com/dsh-go/dsh/bash => ../bash

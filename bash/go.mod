@@ -1,3 +1,3 @@
 module github.com/dsh-go/dsh/bash
 
-go 1.26
+go 1.26.0
