@@ -2,6 +2,7 @@ package bashlocal
 
 import (
 	"context"
+	"fmt"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -18,9 +19,35 @@ import (
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
 )
 
+// TestMain checks, once every test has closed its executors, that no goroutine and no file
+// descriptor an executor opened is left behind.
 func TestMain(m *testing.M) {
-	// Every goroutine an executor starts must be gone once the tests have closed their executors.
-	goleak.VerifyTestMain(m)
+	// The runtime's poller opens its own descriptors on first use of a pipe; start it first.
+	if r, w, err := os.Pipe(); err == nil {
+		r.Close()
+		w.Close()
+	}
+	fds := openFDs()
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
+			code = 1
+		}
+		if after := openFDs(); after > fds {
+			fmt.Fprintf(os.Stderr, "leaked file descriptors: %d open before the tests, %d after\n", fds, after)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func openFDs() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
 }
 
 const testGrace = 200 * time.Millisecond

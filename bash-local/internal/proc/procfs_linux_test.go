@@ -1,0 +1,83 @@
+//go:build linux
+
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	rest := " 1 2 3 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0"
+	for _, tc := range []struct {
+		line string
+		ok   bool
+		want Stat
+	}{
+		{"42 (bash)" + " S" + rest, true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, StartTime: 12345}},
+		{"42 (my (odd) cmd) name)" + " Z" + rest, true, Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 2, Session: 3, StartTime: 12345}},
+		{"42 (x) S 1 2", false, Stat{}},
+		{"(x) S" + rest, false, Stat{}},
+		{"abc (x) S" + rest, false, Stat{}},
+		{"42 x S" + rest, false, Stat{}},
+		{"", false, Stat{}},
+	} {
+		got, ok := ParseStat(tc.line)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("ParseStat(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add("42 (bash) S 1 2 3 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0")
+	f.Add("1 ()) R 0 0 0")
+	f.Fuzz(func(t *testing.T, line string) {
+		st, ok := ParseStat(line)
+		if ok && st.PID <= 0 {
+			t.Fatalf("accepted a non-positive pid: %+v", st)
+		}
+	})
+}
+
+// TestZombieOnlyGroupIsGone checks that a group whose only member is an unreaped zombie counts
+// as gone, so waits do not hang on it.
+func TestZombieOnlyGroupIsGone(t *testing.T) {
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer cmd.Wait()
+	// Wait until the child is a zombie without reaping it.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, ok := readStat(pid)
+		if ok && st.Dead() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child did not exit")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tree := Tree{PGID: pid}
+	if alive, _ := tree.scan(false); alive {
+		t.Error("a group of zombies counts as alive")
+	}
+	var wg sync.WaitGroup
+	s := newStopper(&tree, time.Hour, nil, &wg)
+	s.terminate()
+	select {
+	case <-s.stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stopping a zombie-only group did not finish")
+	}
+	wg.Wait()
+	_ = os.Getpid()
+}
