@@ -364,26 +364,12 @@ func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
 	}
 	return bash.TaskRead{
 		Task:         t.handle,
-		Delta:        MergeStreams(out.Text, errText),
+		Delta:        output.MergeStreams(out.Text, errText),
 		Lossy:        out.Omitted+errs.Omitted > 0,
 		OmittedBytes: out.Omitted + errs.Omitted,
 		StdoutSpill:  out.Spill,
 		StderrSpill:  errs.Spill,
 	}, nil
-}
-
-// MergeStreams joins a task's new stdout and stderr text the way bash.TaskRead.Delta documents:
-// stdout, then "[stderr]\n" and stderr when stderr is not empty, with a newline between them when
-// stdout does not end with one.
-func MergeStreams(stdout, stderr string) string {
-	if stderr == "" {
-		return stdout
-	}
-	sep := ""
-	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
-		sep = "\n"
-	}
-	return stdout + sep + "[stderr]\n" + stderr
 }
 
 // Kill implements bash.Executor.

@@ -334,3 +334,17 @@ func validUTF8(b []byte) string {
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
+
+// MergeStreams joins a background task's new stdout and stderr text the way bash.TaskRead.Delta
+// documents: stdout, then "[stderr]\n" and stderr when stderr is not empty, with a newline between them when
+// stdout does not end with one.
+func MergeStreams(stdout, stderr string) string {
+	if stderr == "" {
+		return stdout
+	}
+	sep := ""
+	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
+		sep = "\n"
+	}
+	return stdout + sep + "[stderr]\n" + stderr
+}
