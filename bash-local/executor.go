@@ -41,7 +41,11 @@ type Executor struct {
 	wg       sync.WaitGroup // every goroutine the executor starts
 	listen   bash.Listeners
 
-	mu     sync.Mutex
+	// spawnMu is held shared while a process is being started and exclusively by Close while it
+	// sets closed, so that Close never misses a process that is being born.
+	spawnMu sync.RWMutex
+
+	mu     sync.Mutex // guards what follows
 	closed bool
 	nextID int
 	seq    uint64
@@ -172,14 +176,16 @@ func (e *Executor) spawn(spec bash.Spec, stdout, stderr *output.Collector) (*pro
 	if e.bashErr != nil {
 		return nil, fmt.Errorf("spawn bash: %w", e.bashErr)
 	}
+	e.spawnMu.RLock()
+	defer e.spawnMu.RUnlock()
 	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, bash.ErrClosed
-	}
+	closed := e.closed
 	e.seq++
 	tag := e.tag + "-" + strconv.FormatUint(e.seq, 10)
-	// Holding mu across Start keeps Close from missing a process that is being born.
+	e.mu.Unlock()
+	if closed {
+		return nil, bash.ErrClosed
+	}
 	p, err := proc.Start(proc.Options{
 		Path:   e.bashPath,
 		Args:   []string{"bash", "-c", spec.Command},
@@ -192,9 +198,10 @@ func (e *Executor) spawn(spec bash.Spec, stdout, stderr *output.Collector) (*pro
 		Tag:    tag,
 	}, &e.wg)
 	if err == nil {
+		e.mu.Lock()
 		e.live[p] = struct{}{}
+		e.mu.Unlock()
 	}
-	e.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("spawn bash in %q: %w", spec.Workdir, err)
 	}
@@ -279,7 +286,9 @@ func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 
 	p, err := e.spawn(spec, t.stdout, t.stderr)
 	if err != nil {
+		t.readMu.Lock()
 		t.spawnNote = "spawn failed: " + err.Error()
+		t.readMu.Unlock()
 		t.stdout.Seal()
 		t.stderr.Seal()
 		t.ctl.MarkKilled()
@@ -407,8 +416,10 @@ func (e *Executor) Close(ctx context.Context) error {
 
 func (e *Executor) close(ctx context.Context) error {
 	e.listen.Close()
+	e.spawnMu.Lock()
 	e.mu.Lock()
 	e.closed = true
+	e.spawnMu.Unlock()
 	tasks := e.tasks
 	live := make([]*proc.Process, 0, len(e.live))
 	for p := range e.live {
