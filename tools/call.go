@@ -1,0 +1,53 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Call is one request from a model to run a tool.
+//
+// ID is the call id the model (or the harness) gave it, echoed in the [Result]. Name is the
+// tool name. Args holds the raw JSON arguments exactly as the model sent them; a typed tool
+// validates and decodes them itself, so Args is never trusted. Agent is the calling agent, or
+// nil when the call does not come from an agent loop (a command-line call, a test).
+//
+// Cancellation travels separately, as the context.Context passed next to the call to
+// [Registry.Execute], [Middleware] and the tool's handler; it is never stored in the Call.
+type Call struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Args  json.RawMessage `json:"arguments,omitempty"`
+	Agent *Agent          `json:"-"`
+}
+
+// Agent is the agent session a call comes from, as far as tools need to know it.
+//
+// Owner is an opaque token identifying the session (a session id, for instance). Tools that
+// keep state across calls, such as background tasks, record it and compare it by value: two
+// Agent values with the same Owner are the same owner. An empty Owner means "no owner".
+//
+// Dir is the session's working directory, the default for commands and the base for relative
+// paths; empty means the tool's own default applies.
+//
+// Inject, when non-nil, appends notice to the session as durable context for its next model
+// request (it does not wake an idle agent). It may be called from any goroutine, at any time
+// after the call, including after the call has returned. It returns an error wrapping
+// [ErrAgentGone] when the session no longer exists; callers treat that as "drop the notice".
+type Agent struct {
+	Owner  string
+	Dir    string
+	Inject func(notice Notice) error
+}
+
+// Notice is a message a tool injects into an agent session outside a call's result. Source
+// names the tool package that sent it (for instance "tool-bash"), so a harness can attribute
+// it; Text is what the model will read.
+type Notice struct {
+	Source string
+	Text   string
+}
+
+// ErrAgentGone is returned (possibly wrapped) by [Agent].Inject when the agent session has
+// ended. A notice for a gone agent is dropped silently.
+var ErrAgentGone = errors.New("agent session is gone")

@@ -1,0 +1,19 @@
+// Package tools defines what a model-facing tool is for an agent harness: a name, a description
+// the model reads, typed arguments whose JSON Schema is derived from a Go struct, an execute
+// function and optional presenters for user interfaces.
+//
+// A typed tool is built with [New]: the argument struct's schema is inferred with
+// github.com/google/jsonschema-go (properties in field order, descriptions from `jsonschema`
+// struct tags), and every call's raw JSON is validated against it before it is decoded, so the
+// typed body never sees bad input. All violations of one call are reported together in one
+// result `Error: invalid arguments: …`; keys the schema does not declare are dropped before
+// decoding and never reach the body.
+//
+// A [Registry] holds tools in registration order, lists what the model sees ([Declaration]),
+// and executes calls by name through a [Middleware] chain (the permission seam). Errors and
+// panics inside a tool become results with IsError set, never a crash of the harness.
+//
+// [CallView], [ResultView] and the terminal card types are the provider-neutral presentation
+// vocabulary; package github.com/dsh-go/dsh/tools/acp maps them to Agent Client Protocol
+// session updates.
+package tools

@@ -1,0 +1,193 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+)
+
+// Registry holds the tools an agent can call, in registration order, and executes calls
+// through a middleware chain.
+//
+// The zero Registry is empty and ready to use. All methods are safe for concurrent use; a
+// call that is executing is not affected by tools or middleware registered or removed while it
+// runs (it keeps the tool and chain it started with).
+type Registry struct {
+	mu          sync.RWMutex
+	tools       []*Tool // registration order
+	middlewares []*middlewareEntry
+}
+
+type middlewareEntry struct{ m Middleware }
+
+// Next runs the rest of the execute chain for call with the context ctx and returns its
+// result: the next middleware, or the tool itself after the last one.
+type Next func(ctx context.Context, call Call) Result
+
+// Middleware wraps the execution of every call made through a [Registry]. It receives the
+// call's context ctx, the call and next, the rest of the chain. It may inspect the call and
+// pass it on by returning next(ctx, call) (before and after work included), or answer instead
+// of the tool by returning its own result without calling next: a veto, for instance
+// [Deny], is how a permission policy ("deny", "ask the user") plugs in. A middleware must not
+// change call.Args (a tool validates the arguments it receives, not the ones the model sent).
+// Panics inside a middleware are contained like panics inside a tool.
+type Middleware func(ctx context.Context, call Call, next Next) Result
+
+// Deny returns the result a [Middleware] returns to refuse a call: a failed result with the
+// text "Error: " + reason and code [CodeDenied].
+func Deny(reason string) Result { return ErrorResult(&Error{Code: CodeDenied, Message: reason}) }
+
+// Declaration is what the model is told about one tool: its Name, its Description and the
+// JSON Schema of its arguments, Parameters. It never carries callbacks.
+type Declaration struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Register adds tool t to r, after the tools already registered, and returns a function that
+// removes it again (calling it more than once is harmless). r keeps its own copy of t's fields;
+// later changes to t do not affect r.
+//
+// Register returns an error, and registers nothing, when t.Name is not a [ValidName], a tool
+// with the same name is already registered (`tool "<name>" is already registered`),
+// t.Execute is nil, or t.Parameters is not a JSON object whose "type" is "object".
+func (r *Registry) Register(t *Tool) (unregister func(), err error) {
+	if t == nil {
+		return nil, errors.New("register tool: nil tool")
+	}
+	if !ValidName(t.Name) {
+		return nil, fmt.Errorf("register tool %q: invalid name: want 1 to 64 characters from A-Z a-z 0-9 _ -", t.Name)
+	}
+	if t.Execute == nil {
+		return nil, fmt.Errorf("register tool %q: nil Execute", t.Name)
+	}
+	var params struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(t.Parameters, &params); err != nil || params.Type != "object" {
+		return nil, fmt.Errorf("register tool %q: parameters must be a JSON Schema object with \"type\": \"object\"", t.Name)
+	}
+	own := *t
+	own.Parameters = bytes.Clone(t.Parameters)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.ContainsFunc(r.tools, func(x *Tool) bool { return x.Name == t.Name }) {
+		return nil, fmt.Errorf("tool %q is already registered", t.Name)
+	}
+	r.tools = append(r.tools, &own)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.tools = slices.DeleteFunc(r.tools, func(x *Tool) bool { return x == &own })
+	}, nil
+}
+
+// Lookup returns the tool registered under name and true, or nil and false. The returned Tool
+// is shared: the caller must not modify it.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Declarations returns what the model is told about every registered tool, in registration
+// order. The slice and the Parameters bytes are copies the caller may keep.
+func (r *Registry) Declarations() []Declaration {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Declaration, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = Declaration{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)}
+	}
+	return out
+}
+
+// Use adds middleware m to the execute chain, inside the middlewares added before it (the
+// first one added is the outermost), and returns a function that removes it again.
+func (r *Registry) Use(m Middleware) (remove func()) {
+	e := &middlewareEntry{m: m}
+	r.mu.Lock()
+	r.middlewares = append(r.middlewares, e)
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.middlewares = slices.DeleteFunc(r.middlewares, func(x *middlewareEntry) bool { return x == e })
+	}
+}
+
+// Execute runs call through the middleware chain and the tool named call.Name, with ctx as
+// the call's context, and returns the result with CallID set to call.ID. It never returns an
+// error and never panics: every failure is a result with IsError set and the text
+// "Error: <message>":
+//
+//   - no tool with that name: `Error: unknown tool "<name>"`, code [CodeUnknownTool];
+//   - ctx already done before the tool ran: "Error: tool call aborted before dispatch", code
+//     [CodeAbortedBeforeDispatch];
+//   - invalid arguments (typed tools): "Error: invalid arguments: …", code [CodeInvalidArgs];
+//   - an error from the tool: its message, with the code of a [Coded] error in its chain, or
+//     [CodeAborted] when the error is ctx's own error after ctx ended;
+//   - a panic in the tool or a middleware: `Error: tool "<name>" panicked: <value>`, code
+//     [CodePanic].
+func (r *Registry) Execute(ctx context.Context, call Call) (result Result) {
+	r.mu.RLock()
+	chain := make([]Middleware, len(r.middlewares))
+	for i, e := range r.middlewares {
+		chain[i] = e.m
+	}
+	r.mu.RUnlock()
+
+	defer func() {
+		if v := recover(); v != nil {
+			result = ErrorResult(&PanicError{Tool: call.Name, Value: v, Stack: debug.Stack()})
+		}
+		result.CallID = call.ID
+	}()
+
+	next := Next(r.dispatch)
+	for i := len(chain) - 1; i >= 0; i-- {
+		m, inner := chain[i], next
+		next = func(ctx context.Context, call Call) Result { return m(ctx, call, inner) }
+	}
+	return next(ctx, call)
+}
+
+// dispatch is the innermost link of the chain: it resolves and runs the tool.
+func (r *Registry) dispatch(ctx context.Context, call Call) (result Result) {
+	t, ok := r.Lookup(call.Name)
+	if !ok {
+		return ErrorResult(&NotFoundError{Name: call.Name})
+	}
+	if err := ctx.Err(); err != nil {
+		return ErrorResult(&Error{Code: CodeAbortedBeforeDispatch, Message: "tool call aborted before dispatch", Err: err})
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			result = ErrorResult(&PanicError{Tool: call.Name, Value: v, Stack: debug.Stack()})
+		}
+	}()
+	res, err := t.Execute(ctx, call)
+	if err != nil {
+		res = ErrorResult(err)
+		if res.Code == "" && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			res.Code = CodeAborted
+		}
+		return res
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	return res
+}
