@@ -14,11 +14,39 @@ import (
 //
 // Cancellation travels separately, as the context.Context passed next to the call to
 // [Registry.Execute], [Middleware] and the tool's handler; it is never stored in the Call.
+//
+// A Call marshals to JSON as {"id", "name", "arguments"} with the arguments as a JSON string
+// holding the raw text (the convention of model APIs), so a session log can keep calls whose
+// arguments are not valid JSON; Agent is not marshalled.
 type Call struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Args  json.RawMessage `json:"arguments,omitempty"`
-	Agent *Agent          `json:"-"`
+	ID    string
+	Name  string
+	Args  json.RawMessage
+	Agent *Agent
+}
+
+type callJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// MarshalJSON encodes the call as {"id", "name", "arguments"}, arguments as a string.
+func (c Call) MarshalJSON() ([]byte, error) {
+	return json.Marshal(callJSON{ID: c.ID, Name: c.Name, Arguments: string(c.Args)})
+}
+
+// UnmarshalJSON decodes what [Call.MarshalJSON] produces; Agent is left nil.
+func (c *Call) UnmarshalJSON(data []byte) error {
+	var v callJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*c = Call{ID: v.ID, Name: v.Name}
+	if v.Arguments != "" {
+		c.Args = json.RawMessage(v.Arguments)
+	}
+	return nil
 }
 
 // Agent is the agent session a call comes from, as far as tools need to know it.
