@@ -70,9 +70,13 @@ func testRegistry(t testing.TB) *tools.Registry {
 	}
 	for _, tool := range []*tools.Tool{cmd, read,
 		{Name: "plain", Description: "No presenters.", Parameters: json.RawMessage(`{"type":"object"}`),
-			Execute: func(ctx context.Context, call tools.Call) (tools.Result, error) { return tools.Text("plain result"), nil }},
+			Execute: func(ctx context.Context, call tools.Call) (tools.Result, error) {
+				return tools.Text("plain result"), nil
+			}},
 		{Name: "bash_output", Description: "No presenters either.", Parameters: json.RawMessage(`{"type":"object"}`),
-			Execute: func(ctx context.Context, call tools.Call) (tools.Result, error) { return tools.Text("(no new output)"), nil }},
+			Execute: func(ctx context.Context, call tools.Call) (tools.Result, error) {
+				return tools.Text("(no new output)"), nil
+			}},
 		{Name: "haywire", Description: "Presenters that panic.", Parameters: json.RawMessage(`{"type":"object"}`),
 			Execute:       func(ctx context.Context, call tools.Call) (tools.Result, error) { return tools.Text("fine"), nil },
 			PresentCall:   func(json.RawMessage) (tools.CallView, bool) { panic("call presenter bug") },
