@@ -68,10 +68,7 @@ func waitGoroutines(t *testing.T, want int) {
 // TestKitCatchesFaults shows that the kit can fail: each deliberate fault of the fake must be
 // reported with the promise it breaks.
 func TestKitCatchesFaults(t *testing.T) {
-	tests := []struct {
-		fault fault
-		want  string
-	}{
+	tests := []faultTest{
 		{"resolve-no-cap", "(the request's value, capped at 10m0s)"},
 		{"resolve-drops-empty-stdin", "want a non-nil empty slice: presence is kept"},
 		{"timeout-as-abort", `Run("sleep 60"): TimedOut = false, want true`},
@@ -103,29 +100,50 @@ func TestKitCatchesFaults(t *testing.T) {
 		{"start-after-close", "Start after Close returned"},
 	}
 	// The kits run at once rather than as parallel subtests: they spend their time waiting on
-	// timers, and go test would run only GOMAXPROCS of them at a time.
+	// timers, and go test would run only GOMAXPROCS of them at a time. A short slack keeps the
+	// faults that hang quick to report.
+	check := func(tt faultTest, slack time.Duration, parallel int) error {
+		cfg, opts := fakeOptions(t, slack)
+		opts.Parallel = parallel
+		return bashtest.TestExecutor(t.Context(), func() (bash.Executor, error) {
+			return newFakeExecutor(cfg, tt.fault), nil
+		}, opts)
+	}
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
-		cfg, opts := fakeOptions(t, time.Second)
-		wg.Go(func() {
-			errs[i] = bashtest.TestExecutor(t.Context(), func() (bash.Executor, error) {
-				return newFakeExecutor(cfg, tt.fault), nil
-			}, opts)
-		})
+		wg.Go(func() { errs[i] = check(tt, 2*time.Second, 100) })
 	}
 	wg.Wait()
 	for i, tt := range tests {
 		t.Run(string(tt.fault), func(t *testing.T) {
-			t.Logf("the kit's report:\n%v", errs[i])
+			err := errs[i]
+			if err != nil && !strings.Contains(err.Error(), tt.want) && starved(err) {
+				// On a loaded machine a call of a case that would have caught the fault can miss
+				// the short deadline first; try once more, alone and with the default slack.
+				t.Logf("retrying after a missed deadline:\n%v", err)
+				err = check(tt, 5*time.Second, 8)
+			}
+			t.Logf("the kit's report:\n%v", err)
 			switch {
-			case errs[i] == nil:
+			case err == nil:
 				t.Errorf("the kit passed an executor with fault %s", tt.fault)
-			case !strings.Contains(errs[i].Error(), tt.want):
-				t.Errorf("the kit's report for fault %s lacks %q:\n%v", tt.fault, tt.want, errs[i])
+			case !strings.Contains(err.Error(), tt.want):
+				t.Errorf("the kit's report for fault %s lacks %q:\n%v", tt.fault, tt.want, err)
 			}
 		})
 	}
+}
+
+type faultTest struct {
+	fault fault
+	want  string
+}
+
+// starved reports whether a report of the kit says that a call or a task missed its deadline.
+func starved(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "did not return within") || strings.Contains(msg, "was not closed within")
 }
 
 func TestKitRefusesBadOptions(t *testing.T) {
