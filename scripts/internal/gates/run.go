@@ -20,8 +20,9 @@ var ErrInterrupted = errors.New("not started: interrupted")
 // Run validates graph and runs it on workers concurrent gates, calling
 // exec for each gate that becomes ready and done (from the calling
 // goroutine, one call at a time) as each gate settles. Ready gates start in
-// declaration order. A gate whose needs failed or were skipped is skipped
-// with the reason "dependency failed or skipped: <ids>", without running.
+// declaration order. When nothing is running and nothing can start, each
+// pending gate with a need that failed or was skipped is skipped with the
+// reason "dependency failed or skipped: <ids>", without running.
 // When ctx is done, gates not yet started are skipped with
 // [ErrInterrupted] and Run waits for the running ones (stopping them is
 // the caller's job, as only it knows which signal to send). Run returns the
@@ -65,32 +66,30 @@ func Run(ctx context.Context, graph []Gate, workers int, exec ExecFunc, done fun
 		}
 		return true
 	}
-	// skipBlocked skips, until nothing changes, every pending gate with a
-	// need that failed or was skipped.
-	skipBlocked := func() {
-		for changed := true; changed; {
-			changed = false
-			for i, g := range graph {
-				if started[i] || status[i] != 0 {
-					continue
-				}
-				var bad []string
-				for _, n := range g.Needs {
-					if s := status[index[n]]; s == Failed || s == Skipped {
-						bad = append(bad, n)
-					}
-				}
-				if len(bad) > 0 {
-					settle(i, Result{Gate: g, Status: Skipped, ExitCode: -1,
-						Err: fmt.Errorf("dependency failed or skipped: %s", strings.Join(bad, ", "))})
-					changed = true
+	// skipBlocked skips every pending gate with a need that failed or was
+	// skipped and reports whether it skipped any.
+	skipBlocked := func() bool {
+		changed := false
+		for i, g := range graph {
+			if started[i] || status[i] != 0 {
+				continue
+			}
+			var bad []string
+			for _, n := range g.Needs {
+				if s := status[index[n]]; s == Failed || s == Skipped {
+					bad = append(bad, n)
 				}
 			}
+			if len(bad) > 0 {
+				settle(i, Result{Gate: g, Status: Skipped, ExitCode: -1,
+					Err: fmt.Errorf("dependency failed or skipped: %s", strings.Join(bad, ", "))})
+				changed = true
+			}
 		}
+		return changed
 	}
 
 	for {
-		skipBlocked()
 		interrupted := ctx.Err() != nil
 		for i := 0; i < len(graph) && running < workers && !interrupted; i++ {
 			if started[i] || status[i] != 0 || !ready(i) {
@@ -108,6 +107,13 @@ func Run(ctx context.Context, graph []Gate, workers int, exec ExecFunc, done fun
 				results[i] = r
 				finished <- i
 			}(i)
+		}
+		if running == 0 && !interrupted {
+			// Nothing runs and nothing could start: what is still pending
+			// waits on a need that failed or was skipped.
+			if skipBlocked() {
+				continue
+			}
 		}
 		if running == 0 {
 			pending := slices.IndexFunc(status, func(s Status) bool { return s == 0 })

@@ -253,4 +253,3 @@ func sortErrors(errs []error) []error {
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return slices.CompactFunc(errs, func(a, b error) bool { return a.Error() == b.Error() })
 }
-

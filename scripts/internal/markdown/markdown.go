@@ -94,6 +94,14 @@ func (f *File) Finding(off int, msg string) report.Finding {
 // The error is for I/O failures and names the file.
 func Read(root, rel string) ([]byte, []report.Finding, error) {
 	name := filepath.Join(root, filepath.FromSlash(rel))
+	// Stat before opening: opening a FIFO or device could block forever.
+	if st, err := os.Stat(name); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", rel, unwrapPath(err))
+	} else if st.IsDir() {
+		return nil, nil, fmt.Errorf("%s: is a directory", rel)
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file (%s)", rel, st.Mode().Type())
+	}
 	fh, err := os.Open(name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", rel, unwrapPath(err))

@@ -27,7 +27,18 @@ func Unclosed(f *File) []report.Finding {
 			return ast.WalkSkipChildren, nil
 		case *ast.HTMLBlock:
 			if end := htmlBlockEnd(v.HTMLBlockType); end != nil && !htmlClosed(f, v, end) {
-				fd := f.Finding(v.Pos(), "HTML block is never closed (no "+string(end[0])+"); the rest of its block is raw HTML")
+				want := end[0]
+				if l := v.Lines(); v.HTMLBlockType == ast.HTMLBlockType1 && l.Len() > 0 {
+					seg := l.At(0)
+					first := bytes.ToLower(seg.Value(f.Src))
+					for _, e := range end {
+						if bytes.Contains(first, append([]byte("<"), e[2:len(e)-1]...)) {
+							want = e
+							break
+						}
+					}
+				}
+				fd := f.Finding(v.Pos(), "HTML block is never closed (no "+string(want)+"); the rest of its block is raw HTML")
 				fd.Reason = "file"
 				out = append(out, fd)
 			}
@@ -57,7 +68,7 @@ func fenceClosed(f *File, b *ast.FencedCodeBlock) bool {
 	openLine, _ := f.Position(open)
 	next := openLine + 1
 	if l := b.Lines(); l.Len() > 0 {
-		last, _ := f.Position(l.At(l.Len()-1).Start)
+		last, _ := f.Position(l.At(l.Len() - 1).Start)
 		next = last + 1
 	}
 	if next > f.Lines() {

@@ -270,7 +270,6 @@ func unwrap(err error) error {
 	return err
 }
 
-
 const usage = "verify-rfc [-root DIR]"
 
 // Main runs the verify-rfc command with the arguments args (without the
