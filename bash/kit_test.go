@@ -163,8 +163,21 @@ func TestKitGivesUpWithContext(t *testing.T) {
 	cfg, opts := fakeOptions(t, 5*time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := bashtest.TestExecutor(ctx, func() (bash.Executor, error) { return newFakeExecutor(cfg, ""), nil }, opts)
+	var mu sync.Mutex
+	var made []*fakeExecutor
+	err := bashtest.TestExecutor(ctx, func() (bash.Executor, error) {
+		e := newFakeExecutor(cfg, "")
+		mu.Lock()
+		defer mu.Unlock()
+		made = append(made, e)
+		return e, nil
+	}, opts)
 	if err == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Fatalf("TestExecutor with a cancelled context returned %v, want the cases to give up", err)
+	}
+	for _, e := range made {
+		if !e.isClosed() {
+			t.Error("TestExecutor gave up without closing an executor it made")
+		}
 	}
 }

@@ -87,10 +87,12 @@ func (c *kc) cleanup() {
 	c.mu.Lock()
 	closedByCase := c.closed
 	c.mu.Unlock()
+	// The executor is closed even when the kit's context is done: its processes must not outlive
+	// the kit.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.opts.Grace+c.opts.Slack)
 	defer cancel()
 	var err error
-	if callErr := c.try("Close at the end of the case", c.opts.Grace+2*c.opts.Slack, func() { err = c.ex.Close(ctx) }); callErr != nil {
+	if callErr := tryIn(context.WithoutCancel(c.ctx), "Close at the end of the case", c.opts.Grace+2*c.opts.Slack, func() { err = c.ex.Close(ctx) }); callErr != nil {
 		c.errorf("%v", callErr)
 	} else if err != nil && !closedByCase {
 		c.errorf("Close at the end of the case returned %v, want nil", err)
@@ -118,6 +120,11 @@ func (c *kc) fatalf(format string, args ...any) {
 // limit for it. It returns an error when f panics, when it does not return in time (its goroutine
 // is then abandoned) or when the kit's context is done first.
 func (c *kc) try(what string, limit time.Duration, f func()) error {
+	return tryIn(c.ctx, what, limit, f)
+}
+
+// tryIn is try bounded by ctx instead of the kit's context.
+func tryIn(ctx context.Context, what string, limit time.Duration, f func()) error {
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
@@ -133,8 +140,8 @@ func (c *kc) try(what string, limit time.Duration, f func()) error {
 		return nil
 	case <-timer.C:
 		return fmt.Errorf("%s did not return within %v", what, limit)
-	case <-c.ctx.Done():
-		return fmt.Errorf("%s: gave up: %v", what, context.Cause(c.ctx))
+	case <-ctx.Done():
+		return fmt.Errorf("%s: gave up: %v", what, context.Cause(ctx))
 	}
 }
 
