@@ -1,7 +1,16 @@
 module github.com/dsh-go/dsh/scripts
 
-go 1.26
+go 1.26.0
 
-require github.com/yuin/goldmark v1.8.7
+require (
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/yuin/goldmark v1.8.7
+	go.uber.org/goleak v1.3.0
+)
 
-require go.uber.org/goleak v1.3.0 // indirect
+require (
+	github.com/google/licensecheck v0.3.1 // indirect
+	golang.org/x/mod v0.43.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)
