@@ -1,0 +1,173 @@
+package toolbash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/tools"
+)
+
+// BashDescription is what the model reads about the bash tool.
+const BashDescription = "Execute a bash command (`bash -c`) and return its stdout/stderr. " +
+	"Each call runs in a fresh shell: no state (cwd, variables, functions) persists between calls — pass `workdir` instead of using `cd`. " +
+	"Non-zero exits are reported as `[exit code: N]`, a command stopped at its timeout as `[timed out after Nms]`, one ended by a signal as `[killed by signal: SIG]`. " +
+	"Long output keeps its beginning and its end, with a line between them saying how many bytes were omitted and which file holds the full output when one is available. " +
+	"Set `run_in_background: true` for long-running commands: the call returns a task id immediately; poll it with `bash_output` and stop it with `bash_kill`."
+
+// BashArgs are the arguments of the bash tool. Fields are in the order the schema lists them.
+type BashArgs struct {
+	Command     string `json:"command" jsonschema:"The bash command to execute."`
+	Description string `json:"description" jsonschema:"Clear, concise description of what this command does in active voice, 5-10 words (shown in the UI). Examples: \"ls\" → \"List files in current directory\"; \"git status\" → \"Show working tree status\"; \"npm install\" → \"Install package dependencies\"."`
+	// TimeoutMs is a pointer so that an explicit 0 is refused rather than taken as "default".
+	TimeoutMs       *float64 `json:"timeoutMs,omitempty" jsonschema:"Timeout in milliseconds. The executor applies its configured default and cap, and kills the command on expiry."`
+	Workdir         string   `json:"workdir,omitempty" jsonschema:"Working directory for this command. Defaults to the session workspace; a relative path is resolved against it."`
+	RunInBackground bool     `json:"run_in_background,omitempty" jsonschema:"Run in the background and return a task id immediately. No timeout applies."`
+}
+
+func (s *Set) newBashTool() (*tools.Tool, error) {
+	return tools.New("bash", BashDescription, s.runBash,
+		tools.WithCallView(presentBashCall),
+		tools.WithResultView(presentBashResult))
+}
+
+// runBash is the bash tool's body.
+func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tools.Result, error) {
+	if strings.TrimSpace(args.Command) == "" {
+		return tools.Result{}, errors.New("invalid command: expected a non-empty string")
+	}
+	if strings.TrimSpace(args.Description) == "" {
+		return tools.Result{}, errors.New("invalid description: expected a non-empty string")
+	}
+	var timeout time.Duration
+	if args.TimeoutMs != nil {
+		ms := *args.TimeoutMs
+		if !(ms > 0) || math.IsInf(ms, 0) {
+			b, _ := json.Marshal(ms)
+			return tools.Result{}, fmt.Errorf("invalid timeoutMs: expected a positive number, got %s", b)
+		}
+		timeout = millis(ms)
+	}
+	s.remember(call.Agent)
+	// The request is built from named fields only: nothing else the model sent can reach the
+	// executor (no Env, no Stdin, no StdoutMaxBytes).
+	req := bash.Request{Command: args.Command, Workdir: resolveWorkdir(call.Agent, args.Workdir), Timeout: timeout}
+	if args.RunInBackground {
+		req.Timeout = 0
+		req.Owner = ownerOf(call)
+		spec, err := s.ex.Resolve(req)
+		if err != nil {
+			return tools.Result{}, err
+		}
+		task, err := s.ex.Start(spec)
+		if err != nil {
+			return tools.Result{}, infraError(err)
+		}
+		return tools.Text("started background task " + string(task.ID())), nil
+	}
+	spec, err := s.ex.Resolve(req)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	res, err := s.ex.Run(ctx, spec)
+	if err != nil {
+		if errors.Is(err, bash.ErrAbortedBeforeSpawn) {
+			return tools.Result{}, &tools.Error{Code: tools.CodeAbortedBeforeDispatch, Message: "tool call aborted before the command started", Err: err}
+		}
+		return tools.Result{}, infraError(err)
+	}
+	if res.Aborted {
+		return tools.Result{}, &tools.Error{Code: tools.CodeAborted, Message: "tool call aborted", Err: context.Cause(ctx)}
+	}
+	return tools.Text(renderRun(res)), nil
+}
+
+// millis converts a positive number of milliseconds to a duration, rounding up to a whole
+// millisecond (so a tiny positive value never becomes zero, the executor's "default") and
+// saturating instead of overflowing (the executor caps it anyway).
+func millis(ms float64) time.Duration {
+	ms = math.Ceil(ms)
+	if ms >= float64(math.MaxInt64/int64(time.Millisecond)) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// resolveWorkdir applies the session's working directory: an absolute workdir wins, a relative
+// one is joined to the session's directory, none means the session's directory; without a
+// session directory the workdir is passed as given (empty: the executor's default).
+func resolveWorkdir(agent *tools.Agent, workdir string) string {
+	dir := ""
+	if agent != nil {
+		dir = agent.Dir
+	}
+	switch {
+	case workdir == "":
+		return dir
+	case filepath.IsAbs(workdir) || dir == "":
+		return workdir
+	}
+	return filepath.Join(dir, workdir)
+}
+
+// infraError attaches an errno-style code to an executor failure the model should recognise
+// (a missing workdir is ENOENT).
+func infraError(err error) error {
+	code := ""
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		code = "ENOTDIR"
+	case errors.Is(err, fs.ErrNotExist):
+		code = "ENOENT"
+	case errors.Is(err, fs.ErrPermission):
+		code = "EACCES"
+	case errors.Is(err, bash.ErrClosed):
+		code = "EXECUTOR_CLOSED"
+	}
+	if code == "" {
+		return err
+	}
+	return &tools.Error{Code: code, Message: err.Error(), Err: err}
+}
+
+// presentBashCall shows a foreground call as a terminal card and a background call as an
+// execute card titled with the description.
+func presentBashCall(args BashArgs) (tools.CallView, bool) {
+	if strings.TrimSpace(args.Command) == "" || strings.TrimSpace(args.Description) == "" {
+		return tools.CallView{}, false
+	}
+	if args.RunInBackground {
+		return tools.CallView{Title: args.Description, Kind: tools.KindExecute, RawInput: args.Command}, true
+	}
+	return tools.CallView{Terminal: &tools.TerminalCall{Command: args.Command, Description: args.Description, Cwd: args.Workdir}}, true
+}
+
+// presentBashResult shows a foreground result in the terminal card, with the exit status read
+// back from the text's final marker, and any other result (background start, error) as a
+// fenced console block. Results that are not exactly one text block get no presentation.
+func presentBashResult(args BashArgs, res tools.Result) (tools.ResultView, bool) {
+	if len(res.Content) != 1 || res.Content[0].Type != "text" {
+		return tools.ResultView{}, false
+	}
+	text := res.Content[0].Text
+	if args.RunInBackground || res.IsError {
+		return tools.ResultView{Content: []tools.Content{tools.ConsoleBlock(text)}}, true
+	}
+	st := bash.ParseExitStatus(text)
+	view := &tools.TerminalResult{Output: st.Body}
+	if st.Signal != "" {
+		view.Signal = st.Signal
+	} else {
+		code := st.ExitCode
+		view.ExitCode = &code
+	}
+	return tools.ResultView{Terminal: view}, true
+}

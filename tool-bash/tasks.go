@@ -1,0 +1,101 @@
+package toolbash
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/tools"
+)
+
+// OutputDescription is what the model reads about the bash_output tool.
+const OutputDescription = "Read new output from a background bash task started with `bash` + `run_in_background`. " +
+	"Returns only output produced since the previous bash_output call, plus the task status. " +
+	"Tasks keep running while you do other work; poll again later for more output."
+
+// KillDescription is what the model reads about the bash_kill tool.
+const KillDescription = "Kill a running background bash task (SIGTERM, then SIGKILL) by task id."
+
+// TaskArgs are the arguments of bash_output and bash_kill.
+type TaskArgs struct {
+	TaskID string `json:"task_id" jsonschema:"Task id returned by the bash tool."`
+}
+
+func (s *Set) newOutputTool() (*tools.Tool, error) {
+	return tools.New("bash_output", OutputDescription, s.readOutput,
+		tools.WithCallView(func(a TaskArgs) (tools.CallView, bool) {
+			if a.TaskID == "" {
+				return tools.CallView{}, false
+			}
+			return tools.CallView{Title: "Read output from background task " + a.TaskID, Kind: tools.KindExecute, RawInput: a.TaskID}, true
+		}))
+}
+
+func (s *Set) newKillTool() (*tools.Tool, error) {
+	return tools.New("bash_kill", KillDescription, s.killTask,
+		tools.WithCallView(func(a TaskArgs) (tools.CallView, bool) {
+			if a.TaskID == "" {
+				return tools.CallView{}, false
+			}
+			return tools.CallView{Title: "Kill background task " + a.TaskID, Kind: tools.KindExecute, RawInput: a.TaskID}, true
+		}))
+}
+
+// checkTask validates the task id and the caller's right to it. A task with a recorded owner
+// belongs to that owner only; a task without one is open to every caller. An unknown id passes
+// here and is reported by the executor.
+func (s *Set) checkTask(call tools.Call, id string) error {
+	if id == "" {
+		b, _ := json.Marshal(id)
+		return fmt.Errorf("invalid task_id: expected a string, got %s", b)
+	}
+	s.remember(call.Agent)
+	owner, owned := s.ex.OwnerOf(bash.TaskID(id))
+	if !owned {
+		return nil
+	}
+	if caller := ownerOf(call); caller == nil || *caller != owner {
+		return fmt.Errorf("task %s belongs to another session", id)
+	}
+	return nil
+}
+
+// readOutput is the bash_output tool's body.
+func (s *Set) readOutput(ctx context.Context, call tools.Call, args TaskArgs) (tools.Result, error) {
+	if err := s.checkTask(call, args.TaskID); err != nil {
+		return tools.Result{}, err
+	}
+	id := bash.TaskID(args.TaskID)
+	// The status is taken before the read: a task seen finished has delivered all its output in
+	// this read, while one that finishes during the read still reads as running, so the model
+	// polls again and gets the rest.
+	var facts taskFacts
+	task, ok := s.ex.Get(id)
+	if ok {
+		facts = factsOf(task)
+	}
+	read, err := s.ex.ReadOutput(id)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if !ok && read.Task != nil {
+		facts = factsOf(read.Task)
+	}
+	return tools.Text(renderRead(read, facts)), nil
+}
+
+// killTask is the bash_kill tool's body.
+func (s *Set) killTask(ctx context.Context, call tools.Call, args TaskArgs) (tools.Result, error) {
+	if err := s.checkTask(call, args.TaskID); err != nil {
+		return tools.Result{}, err
+	}
+	killed, err := s.ex.Kill(bash.TaskID(args.TaskID))
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if killed {
+		return tools.Text("killed background task " + args.TaskID), nil
+	}
+	return tools.Text("task " + args.TaskID + " had already finished"), nil
+}

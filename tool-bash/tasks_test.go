@@ -1,0 +1,298 @@
+package toolbash
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	bashlocal "github.com/dsh-go/dsh/bash-local"
+	"github.com/dsh-go/dsh/tools"
+)
+
+func TestBackgroundStartReturnsAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	start := time.Now()
+	first := h.startBackground(nil, "sleep 60")
+	second := h.startBackground(nil, "sleep 60")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("two background starts took %v", took)
+	}
+	if first != "bash-1" || second != "bash-2" {
+		t.Errorf("ids %q %q, want bash-1 bash-2", first, second)
+	}
+	for _, id := range []string{first, second} {
+		if got := h.ok(nil, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, id)); got != "killed background task "+id {
+			t.Errorf("kill %s: %q", id, got)
+		}
+	}
+}
+
+func TestBackgroundOutputIsIncremental(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	gate := filepath.Join(t.TempDir(), "gate")
+	id := h.startBackground(nil, fmt.Sprintf("echo first; while [ ! -e %s ]; do sleep 0.01; done; echo second", gate))
+	reads := h.pollOutput(nil, id, "first")
+	if last := reads[len(reads)-1]; last != "first\n\n[status: running]" {
+		t.Errorf("first read %q", last)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.waitDone(id)
+	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "second\n\n[status: completed, exit code: 0]" {
+		t.Errorf("second read %q", got)
+	}
+	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "(no new output)\n[status: completed, exit code: 0]" {
+		t.Errorf("third read %q", got)
+	}
+}
+
+func TestBackgroundExitCodeAndStderr(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	id := h.startBackground(nil, "printf out; echo err >&2; exit 4")
+	h.waitDone(id)
+	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "out\n[stderr]\nerr\n\n[status: completed, exit code: 4]" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestBackgroundHasNoTimeout(t *testing.T) {
+	t.Parallel()
+	// The executor's default timeout is 100 ms here; a background task must outlive it.
+	h := newLocalHarness(t, bashlocal.Config{Timeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond})
+	gate := filepath.Join(t.TempDir(), "gate")
+	id := h.startBackground(nil, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; echo survived", gate))
+	// A foreground sleep of three times the timeout proves time has passed.
+	if got := h.ok(nil, "bash", `{"command":"sleep 1","description":"Wait"}`); !strings.Contains(got, "[timed out after 100ms]") {
+		t.Fatalf("foreground: %q", got)
+	}
+	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "(no new output)\n[status: running]" {
+		t.Errorf("after the default timeout: %q", got)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.pollOutput(nil, id, "survived")
+}
+
+func TestKill(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	id := h.startBackground(nil, "sleep 60")
+	args := fmt.Sprintf(`{"task_id":%q}`, id)
+	if got := h.ok(nil, "bash_kill", args); got != "killed background task "+id {
+		t.Errorf("first kill %q", got)
+	}
+	if got := h.ok(nil, "bash_kill", args); got != "task "+id+" had already finished" {
+		t.Errorf("second kill %q", got)
+	}
+	h.waitDone(id)
+	if got := h.ok(nil, "bash_output", args); got != "(no new output)\n[status: killed by SIGTERM]" {
+		t.Errorf("output after kill %q", got)
+	}
+	done := h.startBackground(nil, "true")
+	h.waitDone(done)
+	if got := h.ok(nil, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, done)); got != "task "+done+" had already finished" {
+		t.Errorf("kill of a finished task %q", got)
+	}
+}
+
+func TestLossyReadNamesSpillFile(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{MaxOutputBytes: 100, HeadBytes: 10})
+	id := h.startBackground(nil, "seq 1 2000")
+	h.waitDone(id)
+	got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id))
+	re := regexp.MustCompile(`(?s)^(.*)\n\[some output was dropped from memory; full output: (/\S+)\]\n\[status: completed, exit code: 0\]$`)
+	m := re.FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("lossy read %q", got)
+	}
+	if !strings.HasSuffix(m[1], "1999\n2000\n") {
+		t.Errorf("delta does not end with the last lines: %q", m[1])
+	}
+	spill, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := seq(2000); string(spill) != want {
+		t.Errorf("spill file holds %d bytes, want the whole %d-byte stream", len(spill), len(want))
+	}
+}
+
+func seq(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	return b.String()
+}
+
+func TestOwnership(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	alice, bob := newSession("alice", ""), newSession("bob", "")
+	id := h.startBackground(alice.agent, "echo owned; sleep 60")
+	args := fmt.Sprintf(`{"task_id":%q}`, id)
+	want := "Error: task " + id + " belongs to another session"
+	for _, who := range []struct {
+		name  string
+		agent *tools.Agent
+	}{{"another agent", bob.agent}, {"no agent", nil}, {"agent without owner", &tools.Agent{}}} {
+		for _, tool := range []string{"bash_output", "bash_kill"} {
+			if res := h.fail(who.agent, tool, args); res.Text() != want {
+				t.Errorf("%s %s: %q, want %q", who.name, tool, res.Text(), want)
+			}
+		}
+	}
+	task, _ := h.ex.Get(bash.TaskID(id))
+	if task.Status() != bash.TaskRunning {
+		t.Errorf("task status after refused kills: %s", task.Status())
+	}
+	// The token decides, not the Agent value: a new Agent of the same session may read.
+	again := &tools.Agent{Owner: "alice"}
+	h.pollOutput(again, id, "owned")
+	if got := h.ok(alice.agent, "bash_kill", args); got != "killed background task "+id {
+		t.Errorf("owner kill %q", got)
+	}
+	h.waitDone(id)
+	// Ownership persists after completion.
+	if res := h.fail(bob.agent, "bash_output", args); res.Text() != want {
+		t.Errorf("after completion: %q", res.Text())
+	}
+	// Ownerless tasks are open to everyone, before and after completion.
+	open := h.startBackground(nil, "echo open")
+	h.waitDone(open)
+	if got := h.ok(bob.agent, "bash_output", fmt.Sprintf(`{"task_id":%q}`, open)); got != "open\n\n[status: completed, exit code: 0]" {
+		t.Errorf("ownerless task read by bob: %q", got)
+	}
+	if got := h.ok(alice.agent, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, open)); got != "task "+open+" had already finished" {
+		t.Errorf("ownerless task killed by alice: %q", got)
+	}
+}
+
+func TestOwnershipSurvivesToolReload(t *testing.T) {
+	t.Parallel()
+	ex := localExecutor(t, bashlocal.Config{})
+	first := newHarness(t, ex, Config{})
+	alice := newSession("alice", "")
+	id := first.startBackground(alice.agent, "sleep 60")
+	first.set.Close()
+	// A fresh tool set over the same executor: the owner is stored on the task, not in the set.
+	second := newHarness(t, ex, Config{})
+	args := fmt.Sprintf(`{"task_id":%q}`, id)
+	if res := second.fail(newSession("bob", "").agent, "bash_kill", args); res.Text() != "Error: task "+id+" belongs to another session" {
+		t.Errorf("bob after reload: %q", res.Text())
+	}
+	if got := second.ok(alice.agent, "bash_kill", args); got != "killed background task "+id {
+		t.Errorf("alice after reload: %q", got)
+	}
+}
+
+func TestCompletionNotices(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	alice := newSession("alice", "")
+	done := h.startBackground(alice.agent, "exit 5")
+	killed := h.startBackground(alice.agent, "sleep 60")
+	open := h.startBackground(nil, "true")
+	h.waitDone(done)
+	h.waitDone(open)
+	h.ok(alice.agent, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, killed))
+	h.waitDone(killed)
+	got := alice.waitNotices(t, 2)
+	want := []tools.Notice{
+		{Source: "tool-bash", Text: "background bash task " + done + " finished [status: completed, exit code: 5]. Read its output with bash_output."},
+		{Source: "tool-bash", Text: "background bash task " + killed + " finished [status: killed by SIGTERM]. Read its output with bash_output."},
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("notices\n got %q\nwant %q", got, want)
+	}
+	// Exactly once, and none for the ownerless task: every task has ended, its listeners ran.
+	if n := len(alice.got()); n != 2 {
+		t.Errorf("%d notices, want 2", n)
+	}
+}
+
+func TestCompletionNoticeFailures(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	ex := localExecutor(t, bashlocal.Config{})
+	h := newHarness(t, ex, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+
+	gone := newSession("gone", "")
+	gone.gone = true
+	id := h.startBackground(gone.agent, "true")
+	h.waitDone(id)
+
+	broken := newSession("broken", "")
+	broken.fail = errors.New("session store unavailable")
+	id2 := h.startBackground(broken.agent, "true")
+	h.waitDone(id2)
+
+	// The task still completed normally in both cases.
+	for _, id := range []string{id, id2} {
+		task, _ := ex.Get(bash.TaskID(id))
+		if code, ok := task.ExitCode(); task.Status() != bash.TaskCompleted || !ok || code != 0 {
+			t.Errorf("task %s: %s", id, task.Status())
+		}
+	}
+	if strings.Contains(logs.String(), "gone") {
+		t.Errorf("a gone agent was logged: %s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "session store unavailable") || !strings.Contains(logs.String(), id2) {
+		t.Errorf("an injection failure was not logged: %q", logs.String())
+	}
+}
+
+func TestCompletionNoticeUsesAgentLookup(t *testing.T) {
+	t.Parallel()
+	ex := localExecutor(t, bashlocal.Config{})
+	live := newSession("alice", "")
+	h := newHarness(t, ex, Config{Agents: func(owner string) (*tools.Agent, bool) {
+		if owner == "alice" {
+			return live.agent, true
+		}
+		return nil, false // owner missing from the registry: the notice is dropped
+	}})
+	// The call comes from an Agent value that cannot take notices; the lookup finds the live one.
+	caller := &tools.Agent{Owner: "alice", Inject: func(tools.Notice) error { return errors.New("stale agent used") }}
+	id := h.startBackground(caller, "true")
+	h.waitDone(id)
+	if got := live.waitNotices(t, 1); !strings.HasPrefix(got[0].Text, "background bash task "+id+" finished") {
+		t.Errorf("notice %q", got[0].Text)
+	}
+	carol := newSession("carol", "")
+	unknown := h.startBackground(carol.agent, "true")
+	h.waitDone(unknown)
+	if n := len(carol.got()) + len(live.got()); n != 1 {
+		t.Errorf("an owner missing from the lookup got a notice (%d notices in all, want 1)", n)
+	}
+}
+
+func TestSetCloseStopsNotices(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	alice := newSession("alice", "")
+	id := h.startBackground(alice.agent, "true")
+	h.waitDone(id)
+	alice.waitNotices(t, 1)
+	h.set.Close()
+	h.set.Close() // idempotent
+	id = h.startBackground(alice.agent, "true")
+	h.waitDone(id)
+	if n := len(alice.got()); n != 1 {
+		t.Errorf("%d notices after Close, want 1", n)
+	}
+}
