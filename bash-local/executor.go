@@ -227,7 +227,11 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	if ctx.Err() != nil {
 		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
 	}
-	stdout := e.collector("stdout", spec.StdoutMaxBytes)
+	stdoutMax := spec.StdoutMaxBytes
+	if stdoutMax == 0 {
+		stdoutMax = e.cfg.MaxOutputBytes
+	}
+	stdout := e.collector("stdout", stdoutMax)
 	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
 	p, err := e.spawn(spec, stdout, stderr)
 	if err != nil {

@@ -118,6 +118,18 @@ func (h *harness) survivors() []int {
 	return pids
 }
 
+// tagged lists live processes carrying an executor tag that starts with prefix.
+func tagged(prefix string) []int {
+	var pids []int
+	proc.Scan(func(st proc.Stat) bool {
+		if !st.Dead() && proc.HasEnv(st.PID, proc.TagVar+"="+prefix+"-", true) {
+			pids = append(pids, st.PID)
+		}
+		return true
+	})
+	return pids
+}
+
 // req returns a request for command that carries the harness's leak mark.
 func (h *harness) req(command string) bash.Request {
 	return bash.Request{Command: command, Env: map[string]string{leakMarkVar: h.mark}}

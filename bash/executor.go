@@ -67,17 +67,19 @@ type Executor interface {
 
 	// OnTaskDone registers listener to be called once for every background task that ends, in
 	// registration order, after the task's exit facts are final and before its Done channel is
-	// closed. Listeners run on a goroutine of the executor, never inside Start; a panicking
-	// listener is recovered and logged and does not stop the others. Listeners are not called once
-	// Close has begun. The returned function unregisters listener; calling it more than once is
-	// harmless.
+	// closed. Listeners run on a goroutine of the executor, never inside Start; they may call the
+	// executor's methods (OwnerOf to route a notice, ReadOutput for the last output) but should
+	// not block, since the task's Done waits for them. A panicking listener is recovered and
+	// logged and does not stop the others. Listeners are not called once Close has begun. The
+	// returned function unregisters listener; calling it more than once is harmless.
 	OnTaskDone(listener TaskListener) (unsubscribe func())
 
 	// Close stops the executor: it stops calling listeners, kills every running task (they end
 	// TaskKilled) and every process a foreground run left behind, and waits until all of them are
 	// gone. ctx bounds the wait for the grace period: when it is done first, the remaining
 	// processes are sent SIGKILL at once and Close returns ctx's error after they are reaped.
-	// After Close, Run and Start return ErrClosed and List is empty. Close is idempotent; a second
-	// call waits for the first.
+	// After Close, Run and Start return ErrClosed, and the task table is empty: List returns
+	// nothing, Get and OwnerOf report false, ReadOutput and Kill fail with ErrUnknownTask. Close is
+	// idempotent: a second call waits for the first and returns what it returned.
 	Close(ctx context.Context) error
 }

@@ -23,7 +23,8 @@ type ExitStatus struct {
 // newline and the signal. When text ends with a newline followed by "[exit code: DIGITS]", it
 // returns the body and the code. Otherwise it returns text whole with exit code 0. The newline is
 // required, so output that merely is the marker text stays body; only the final marker is
-// consumed, and a code that does not fit in an int is not a marker.
+// consumed; and a code written otherwise than the marker writes it (a sign, a leading zero) or
+// that does not fit in an int is not a marker.
 func ParseExitStatus(text string) ExitStatus {
 	nl := strings.LastIndexByte(text, '\n')
 	if nl < 0 {
@@ -33,7 +34,7 @@ func ParseExitStatus(text string) ExitStatus {
 	if name, ok := bracketed(last, "[killed by signal: "); ok && name != "" && !strings.ContainsRune(name, ']') {
 		return ExitStatus{Body: text[:nl], Signal: name}
 	}
-	if digits, ok := bracketed(last, "[exit code: "); ok && digits != "" && allDigits(digits) {
+	if digits, ok := bracketed(last, "[exit code: "); ok && canonicalDigits(digits) {
 		if code, err := strconv.Atoi(digits); err == nil {
 			return ExitStatus{Body: text[:nl], ExitCode: code}
 		}
@@ -49,7 +50,12 @@ func bracketed(line, prefix string) (string, bool) {
 	return line[len(prefix) : len(line)-1], true
 }
 
-func allDigits(s string) bool {
+// canonicalDigits reports whether s is a decimal number as the marker renders it: digits only,
+// no sign, no leading zero.
+func canonicalDigits(s string) bool {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false

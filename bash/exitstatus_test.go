@@ -47,7 +47,8 @@ var exitStatusTests = []struct {
 	{"carriage return before the newline", "out\r\n[exit code: 3]", bash.ExitStatus{Body: "out\r", ExitCode: 3}},
 	{"large code", "out\n[exit code: 2147483648]", bash.ExitStatus{Body: "out", ExitCode: 2147483648}},
 	// Leading zeros are digits too: the code is what they spell.
-	{"leading zeros", "out\n[exit code: 007]", bash.ExitStatus{Body: "out", ExitCode: 7}},
+	{"leading zeros are not a marker", "out\n[exit code: 007]", bash.ExitStatus{Body: "out\n[exit code: 007]"}},
+	{"zero itself is", "out\n[exit code: 0]", bash.ExitStatus{Body: "out"}},
 	{"signal name with spaces", "out\n[killed by signal: SIG X]", bash.ExitStatus{Body: "out", Signal: "SIG X"}},
 }
 

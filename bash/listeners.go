@@ -63,6 +63,13 @@ func (l *Listeners) Notify(task *Task) {
 	entries := append([]listenerEntry(nil), l.entries...)
 	l.mu.Unlock()
 	for _, e := range entries {
+		// Close may come while an earlier listener runs: from then on, call no one.
+		l.mu.Lock()
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			return
+		}
 		l.call(e.fn, task)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
@@ -130,5 +131,27 @@ func TestListenersConcurrent(t *testing.T) {
 	l.Notify(task)
 	if names := got.take(); len(names) != 0 {
 		t.Errorf("Notify after Close called %d listeners", len(names))
+	}
+}
+
+// TestListenersCloseDuringNotify checks that a Close arriving while one listener runs stops the
+// listeners after it: none is called once Close has begun.
+func TestListenersCloseDuringNotify(t *testing.T) {
+	var l bash.Listeners
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var secondCalled atomic.Bool
+	l.Add(func(*bash.Task) { close(entered); <-release })
+	l.Add(func(*bash.Task) { secondCalled.Store(true) })
+	task, ctl := bash.NewTask("bash-1", "true")
+	done := make(chan struct{})
+	go func() { ctl.Settle(nil, "", l.Notify); close(done) }()
+	<-entered
+	l.Close()
+	close(release)
+	<-done
+	<-task.Done()
+	if secondCalled.Load() {
+		t.Error("a listener was called after Close")
 	}
 }

@@ -50,8 +50,9 @@ func (t *Task) Signal() string {
 	return t.signal
 }
 
-// Done returns a channel that is closed once the task has ended, its exit facts are final and its
-// listeners have run. It is closed exactly once and never fails.
+// Done returns a channel that is closed once the task has ended, its exit facts are final, its
+// output is complete (a ReadOutput from then on returns everything not yet read, a spawn failure
+// note included) and its listeners have run. It is closed exactly once and never fails.
 func (t *Task) Done() <-chan struct{} { return t.done }
 
 // TaskControl is a backend's side of a [Task]: the methods that change it. Keep it private to the

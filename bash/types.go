@@ -47,7 +47,8 @@ type Request struct {
 // Spec is a resolved request: what [Executor.Run] and [Executor.Start] accept. Workdir, Timeout
 // and StdoutMaxBytes are always set (defaulted and capped by Resolve); Stdin, Env and Owner keep
 // the absence or presence they had in the request. Build a Spec with Resolve; a hand-made Spec
-// with a zero Timeout or an empty Command is refused by Run and Start.
+// with a blank Command, a Timeout that is not positive or a negative StdoutMaxBytes is refused by
+// Run and Start, and a zero StdoutMaxBytes means the executor's per-stream default.
 type Spec struct {
 	Command        string
 	Workdir        string
@@ -70,9 +71,9 @@ type Spill struct {
 // Output is one collected stream (stdout or stderr) of a foreground run. The executor keeps the
 // first bytes of the stream (Head) and the last bytes (Tail) and drops what lies between.
 //
-// When OmittedBytes is zero, Head followed by Tail is the whole stream. Otherwise OmittedBytes
-// bytes were dropped between them, and Spill names the file that holds the stream from byte 0
-// when one is available. Head and Tail are valid UTF-8: cuts never split a multi-byte character
+// When OmittedBytes is zero, Head followed by Tail is the whole stream and Spill is empty.
+// Otherwise OmittedBytes bytes were dropped between them, and Spill names the file that holds the
+// stream from byte 0 when one is available. Head and Tail are valid UTF-8: cuts never split a multi-byte character
 // (the bytes of a split character are counted as omitted) and invalid input bytes are replaced
 // with U+FFFD. TotalBytes is the number of bytes the command wrote to the stream.
 type Output struct {
