@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +201,40 @@ func TestRegisterAllOrNothing(t *testing.T) {
 	if d := clean.Declarations(); len(d) != 0 {
 		t.Errorf("after unregister: %v", d)
 	}
+}
+
+// FuzzBashArgs sends arbitrary argument bytes through the registered bash tools over a stub
+// executor: no input may panic or hang, a failure is always an "Error: " result, and whatever
+// reaches the executor is built from the declared fields only.
+func FuzzBashArgs(f *testing.F) {
+	for _, seed := range []string{
+		`{"command":"ls","description":"d"}`, `{"command":"ls","description":"d","timeoutMs":-0}`,
+		`{"command":"ls","description":"d","timeoutMs":1e-320}`, `{"command":" ","description":"d"}`,
+		`{"command":"ls","description":"d","run_in_background":true,"env":{"A":"1"}}`, `{"task_id":"bash-1"}`,
+		`{"task_id":""}`, `null`, `{"command":"ls","description":"d","workdir":"../../x"}`, `{"command":"\u0000","description":"\ud800"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		stub := newStub()
+		h := newHarness(t, stub, Config{})
+		agent := &tools.Agent{Owner: "o", Dir: "/session"}
+		for _, tool := range []string{"bash", "bash_output", "bash_kill"} {
+			res := h.reg.Execute(context.Background(), tools.Call{ID: "f", Name: tool, Args: args, Agent: agent})
+			if res.IsError && !strings.HasPrefix(res.Text(), "Error: ") {
+				t.Fatalf("%s: error text %q", tool, res.Text())
+			}
+			if !res.IsError && res.Text() == "" {
+				t.Fatalf("%s: empty success for %q", tool, args)
+			}
+		}
+		for _, req := range stub.requests {
+			if req.Env != nil || req.Stdin != nil || req.StdoutMaxBytes != 0 {
+				t.Fatalf("request carries undeclared fields: %+v", req)
+			}
+			if strings.TrimSpace(req.Command) == "" || req.Timeout < 0 {
+				t.Fatalf("request passed value checks: %+v", req)
+			}
+		}
+	})
 }
