@@ -198,7 +198,7 @@ func TestAgentLoop(t *testing.T) {
 	}
 	want := map[string]bool{
 		"background bash task " + serverID + " finished [status: completed, exit code: 0]. Read its output with bash_output.": true,
-		"background bash task " + sleeperID + " finished [status: killed by SIGTERM]. Read its output with bash_output.":     true,
+		"background bash task " + sleeperID + " finished [status: killed by SIGTERM]. Read its output with bash_output.":      true,
 	}
 	if len(notices) != 2 {
 		t.Fatalf("notices %+v", notices)
