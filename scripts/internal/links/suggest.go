@@ -10,19 +10,21 @@ import (
 
 // limit is the largest edit distance at which a candidate is suggested
 // for a wanted string of n runes.
-func limit(n int) int { return max(2, n/4) }
+func limit(n int) int { return max(1, n/3) }
 
-// nearer reports whether candidate c, at most limit(n) edits from want
-// (n runes), is closer than the best distance so far (bestD < 0: none yet);
-// it returns the distance too. Candidates whose length alone rules them out
-// are not measured.
+// nearer reports whether candidate c is close enough to want to suggest
+// and closer than the best distance so far (bestD < 0: none yet), and
+// returns its distance. n is the length in runes of the part of want that
+// matters (a file name's stem): the distance may be at most limit(n) and
+// must stay below n, so a candidate sharing nothing with want never
+// qualifies. Candidates whose length alone rules them out are not measured.
 func nearer(want string, n int, c string, bestD int) (int, bool) {
 	lim := limit(n)
-	if diff := len([]rune(c)) - n; diff > lim || -diff > lim {
+	if diff := len([]rune(c)) - len([]rune(want)); diff > lim || -diff > lim {
 		return 0, false
 	}
 	d := distance(want, c)
-	return d, d <= lim && (bestD < 0 || d < bestD)
+	return d, d <= lim && d < n && (bestD < 0 || d < bestD)
 }
 
 // nearestAnchor returns the anchor in anchors closest to the fragment frag,
@@ -52,8 +54,9 @@ func (c *checker) suggestFile(target string, r resolved) string {
 		slices.Sort(names)
 		best, bestD := "", -1
 		want := strings.ToLower(r.missing)
+		stem := len([]rune(strings.TrimSuffix(want, path.Ext(want))))
 		for _, n := range names {
-			if d, ok := nearer(want, len([]rune(want)), strings.ToLower(n), bestD); ok {
+			if d, ok := nearer(want, stem, strings.ToLower(n), bestD); ok {
 				best, bestD = n, d
 			}
 		}

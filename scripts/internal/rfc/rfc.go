@@ -174,7 +174,12 @@ func Format(f *markdown.File, lifecycle string) []report.Finding {
 	switch {
 	case rule.status.MatchString(status):
 	case strings.HasPrefix(status, "Status:"):
-		add(3, "status line %q does not match the folder %s/ (want %q)", status, lifecycle, rule.want)
+		word := strings.Fields(strings.TrimPrefix(status, "Status:") + " ?")[0]
+		if word == lifecycle {
+			add(3, "status line %q must read %q", status, rule.want)
+		} else {
+			add(3, "status line %q does not match the folder %s/ (want %q)", status, lifecycle, rule.want)
+		}
 	default:
 		add(3, "line 3 must be the status line %q", rule.want)
 	}

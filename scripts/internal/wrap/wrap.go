@@ -72,11 +72,14 @@ func Check(f *markdown.File) []report.Finding {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
-		p, ok := n.(*ast.Paragraph)
-		if !ok {
+		// goldmark turns the paragraphs of tight list items into text
+		// blocks; they are prose all the same.
+		switch n.(type) {
+		case *ast.Paragraph, *ast.TextBlock:
+		default:
 			return ast.WalkContinue, nil
 		}
-		lines := p.Lines()
+		lines := n.Lines()
 		if lines.Len() < 2 {
 			return ast.WalkSkipChildren, nil
 		}
@@ -97,7 +100,7 @@ func excerpt(line []byte) string {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:80]) + "…"
+	return strings.TrimRight(string(r[:80]), " ") + "…"
 }
 
 const usage = "verify-md-wrap [-root DIR] [PATH ...]"
