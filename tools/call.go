@@ -31,12 +31,13 @@ type callJSON struct {
 	Arguments string `json:"arguments"`
 }
 
-// MarshalJSON encodes the call as {"id", "name", "arguments"}, arguments as a string.
+// MarshalJSON returns the call encoded as {"id", "name", "arguments"}, arguments as a string.
 func (c Call) MarshalJSON() ([]byte, error) {
 	return json.Marshal(callJSON{ID: c.ID, Name: c.Name, Arguments: string(c.Args)})
 }
 
-// UnmarshalJSON decodes what [Call.MarshalJSON] produces; Agent is left nil.
+// UnmarshalJSON decodes data, in the form [Call.MarshalJSON] produces, into the call; Agent is
+// left nil. It returns an error when data is not such an object.
 func (c *Call) UnmarshalJSON(data []byte) error {
 	var v callJSON
 	if err := json.Unmarshal(data, &v); err != nil {

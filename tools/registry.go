@@ -17,6 +17,8 @@ import (
 // The zero Registry is empty and ready to use. All methods are safe for concurrent use; a
 // call that is executing is not affected by tools or middleware registered or removed while it
 // runs (it keeps the tool and chain it started with).
+//
+//catalog:service tools/registry
 type Registry struct {
 	mu          sync.RWMutex
 	tools       []*Tool // registration order
@@ -26,8 +28,9 @@ type Registry struct {
 type middlewareEntry struct{ m Middleware }
 
 // Next runs the rest of the execute chain for call with the context ctx and returns its
-// result: the next middleware, or the tool itself after the last one.
-type Next func(ctx context.Context, call Call) Result
+// result: the next middleware, or the tool itself after the last one. It is an alias, so a
+// middleware may spell its last parameter either as Next or as the func type.
+type Next = func(ctx context.Context, call Call) Result
 
 // Middleware wraps the execution of every call made through a [Registry]. It receives the
 // call's context ctx, the call and next, the rest of the chain. It may inspect the call and
@@ -35,8 +38,12 @@ type Next func(ctx context.Context, call Call) Result
 // of the tool by returning its own result without calling next: a veto, for instance
 // [Deny], is how a permission policy ("deny", "ask the user") plugs in. A middleware must not
 // change call.Args (a tool validates the arguments it receives, not the ones the model sent).
-// Panics inside a middleware are contained like panics inside a tool.
-type Middleware func(ctx context.Context, call Call, next Next) Result
+// Panics inside a middleware are contained like panics inside a tool. A middleware returns the
+// result the caller of [Registry.Execute] receives.
+//
+//catalog:event tools/execute
+//catalog:mode waterfall
+type Middleware func(ctx context.Context, call Call, next func(ctx context.Context, call Call) Result) Result
 
 // Deny returns the result a [Middleware] returns to refuse a call: a failed result with the
 // text "Error: " + reason and code [CodeDenied].
@@ -156,7 +163,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) (result Result) {
 		result.CallID = call.ID
 	}()
 
-	next := Next(r.dispatch)
+	var next Next = r.dispatch
 	for i := len(chain) - 1; i >= 0; i-- {
 		m, inner := chain[i], next
 		next = func(ctx context.Context, call Call) Result { return m(ctx, call, inner) }

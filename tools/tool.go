@@ -47,23 +47,25 @@ type options[In any] struct {
 	presentResult func(In, Result) (ResultView, bool)
 }
 
-// WithSchema makes [New] use schema instead of the one inferred from In. Use it to add what
-// struct tags cannot say (an enum, a minimum), starting from [InferSchema]. The schema must
-// still describe values that decode into In.
+// WithSchema returns an option that makes [New] use schema instead of the one inferred from In.
+// Use it to add what struct tags cannot say (an enum, a minimum), starting from [InferSchema].
+// The schema must still describe values that decode into In.
 func WithSchema[In any](schema *jsonschema.Schema) Option[In] {
 	return func(o *options[In]) { o.schema = schema }
 }
 
-// WithCallView sets the tool's call presenter: present receives arguments that passed schema
-// validation and returns the view and true, or false for "no presentation". Arguments that do
-// not validate, and panics inside present, also give "no presentation".
+// WithCallView returns an option that sets the tool's call presenter: present receives
+// arguments that passed schema validation and returns the view and true, or false for "no
+// presentation". Arguments that do not validate, and panics inside present, also give "no
+// presentation".
 func WithCallView[In any](present func(args In) (CallView, bool)) Option[In] {
 	return func(o *options[In]) { o.presentCall = present }
 }
 
-// WithResultView sets the tool's result presenter: present receives the call's validated
-// arguments and the result, and returns the view and true, or false for "no presentation".
-// Arguments that do not validate, and panics inside present, also give "no presentation".
+// WithResultView returns an option that sets the tool's result presenter: present receives the
+// call's validated arguments and the result, and returns the view and true, or false for "no
+// presentation". Arguments that do not validate, and panics inside present, also give "no
+// presentation".
 func WithResultView[In any](present func(args In, result Result) (ResultView, bool)) Option[In] {
 	return func(o *options[In]) { o.presentResult = present }
 }
