@@ -23,6 +23,10 @@ import (
 	"github.com/dsh-go/dsh/tools"
 )
 
+// PromptHint is a line a harness may add to its system prompt when the bash tools are
+// registered, so the model checks every result's status.
+const PromptHint = "Check the [exit code: N] marker on every bash result; investigate failures before moving on."
+
 // NoticeSource is the [tools.Notice] source of the completion notices this package injects.
 const NoticeSource = "tool-bash"
 
