@@ -25,8 +25,8 @@ type Executor interface {
 	// executor's grace period. spec.Owner is ignored.
 	//
 	// It returns an error wrapping ErrAbortedBeforeSpawn when ctx is already done, ErrClosed after
-	// Close, and an error when the command cannot be started (for example when spec.Workdir does
-	// not exist). Processes the command left running in the background are not waited for; Close
+	// Close, and an error when the command cannot be started, which wraps the cause so that
+	// errors.Is works on it (fs.ErrNotExist when spec.Workdir does not exist). Processes the command left running in the background are not waited for; Close
 	// stops them.
 	Run(ctx context.Context, spec Spec) (RunResult, error)
 

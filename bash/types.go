@@ -61,11 +61,12 @@ type Spec struct {
 
 // Spill describes the file that holds a stream beyond what is kept in memory. Path is empty when
 // there is no usable file (never created, abandoned after a write error, or not sealed cleanly).
-// Partial reports that the file holds only the first bytes of the stream, up to the executor's
-// spill cap, rather than all of it.
+// Partial reports that the file holds only the first Bytes bytes of the stream, up to the
+// executor's spill cap, rather than all of it. Bytes is what the file holds so far.
 type Spill struct {
 	Path    string
 	Partial bool
+	Bytes   int64
 }
 
 // Output is one collected stream (stdout or stderr) of a foreground run. The executor keeps the

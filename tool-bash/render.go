@@ -59,7 +59,7 @@ func truncationLine(o bash.Output) string {
 	where := "full output: (unavailable)"
 	switch {
 	case o.Spill.Path != "" && o.Spill.Partial:
-		where = "first bytes only: " + o.Spill.Path
+		where = fmt.Sprintf("first %d bytes: %s", o.Spill.Bytes, o.Spill.Path)
 	case o.Spill.Path != "":
 		where = "full output: " + o.Spill.Path
 	}
@@ -107,7 +107,7 @@ func renderRead(read bash.TaskRead, facts taskFacts) string {
 		for _, sp := range []bash.Spill{read.StdoutSpill, read.StderrSpill} {
 			switch {
 			case sp.Path != "" && sp.Partial:
-				paths = append(paths, sp.Path+" (first bytes only)")
+				paths = append(paths, fmt.Sprintf("%s (first %d bytes)", sp.Path, sp.Bytes))
 			case sp.Path != "":
 				paths = append(paths, sp.Path)
 			}

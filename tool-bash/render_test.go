@@ -41,8 +41,8 @@ func TestRenderRun(t *testing.T) {
 			"[output truncated: 10 bytes omitted; full output: (unavailable)]\ntail"},
 		{"truncated head cut mid-line", bash.RunResult{ExitCode: intp(1), Stdout: bash.Output{Head: "line-1\nli", Tail: "ne-9\n", OmittedBytes: 40, TotalBytes: 54, Spill: bash.Spill{Path: "/s/out.log"}}},
 			"line-1\nli\n[output truncated: 40 bytes omitted; full output: /s/out.log]\nne-9\n[exit code: 1]"},
-		{"partial spill", bash.RunResult{ExitCode: intp(0), Stdout: bash.Output{Head: "h\n", Tail: "t", OmittedBytes: 1 << 30, Spill: bash.Spill{Path: "/s/o.log", Partial: true}}},
-			"h\n[output truncated: 1073741824 bytes omitted; first bytes only: /s/o.log]\nt"},
+		{"partial spill", bash.RunResult{ExitCode: intp(0), Stdout: bash.Output{Head: "h\n", Tail: "t", OmittedBytes: 1 << 30, Spill: bash.Spill{Path: "/s/o.log", Partial: true, Bytes: 64 << 20}}},
+			"h\n[output truncated: 1073741824 bytes omitted; first 67108864 bytes: /s/o.log]\nt"},
 		{"both streams truncated", bash.RunResult{ExitCode: intp(0),
 			Stdout: bash.Output{Head: "a\n", Tail: "b\n", OmittedBytes: 5, Spill: bash.Spill{Path: "/o"}},
 			Stderr: bash.Output{Head: "c\n", Tail: "d", OmittedBytes: 6, Spill: bash.Spill{Path: "/e"}}},
@@ -81,8 +81,8 @@ func TestLossyReadWithoutSpill(t *testing.T) {
 	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "tail\n[some output was dropped from memory; full output: (unavailable)]\n[status: running]" {
 		t.Errorf("got %q", got)
 	}
-	stub.read = bash.TaskRead{Lossy: true, StdoutSpill: bash.Spill{Path: "/o.log"}, StderrSpill: bash.Spill{Path: "/e.log", Partial: true}}
-	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "(no new output)\n[some output was dropped from memory; full output: /o.log, /e.log (first bytes only)]\n[status: running]" {
+	stub.read = bash.TaskRead{Lossy: true, StdoutSpill: bash.Spill{Path: "/o.log"}, StderrSpill: bash.Spill{Path: "/e.log", Partial: true, Bytes: 8}}
+	if got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id)); got != "(no new output)\n[some output was dropped from memory; full output: /o.log, /e.log (first 8 bytes)]\n[status: running]" {
 		t.Errorf("got %q", got)
 	}
 	stub.finish(bash.TaskID(id), nil, "")

@@ -230,7 +230,7 @@ func (c *Collector) spillInfo() bash.Spill {
 	if c.spillPath == "" {
 		return bash.Spill{}
 	}
-	return bash.Spill{Path: c.spillPath, Partial: c.spillPartial}
+	return bash.Spill{Path: c.spillPath, Partial: c.spillPartial, Bytes: c.spillBytes}
 }
 
 // Read is the result of ReadFrom.

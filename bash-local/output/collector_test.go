@@ -119,7 +119,7 @@ func TestCollectorTable(t *testing.T) {
 			if !spills[0].closed {
 				t.Error("spill file not closed by Seal")
 			}
-			if got.Spill.Path != spills[0].name || got.Spill.Partial != tc.wantPart {
+			if got.Spill.Path != spills[0].name || got.Spill.Partial != tc.wantPart || got.Spill.Bytes != int64(len(tc.wantSpill)) {
 				t.Errorf("Spill = %+v, want path %q partial %v", got.Spill, spills[0].name, tc.wantPart)
 			}
 		})
