@@ -1,0 +1,670 @@
+// Package bashssh is the remote backend of the executor seam: every command runs as bash -c on a
+// remote host reached over SSH, in its own process group there, bounded in time and in memory,
+// with the same defaults, caps and results as the local backend, and nothing it starts outlives the
+// executor.
+//
+// Create one with New and use it through bash.Executor. Host keys are always verified against
+// known_hosts; authentication is by key files or an SSH agent. See the module README for the full
+// contract and where it differs from the local backend.
+package bashssh
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash-local/output"
+)
+
+// errTimeout is the cause recorded when a foreground run's own deadline fires.
+var errTimeout = errors.New("bash timeout")
+
+// Executor is the SSH implementation of bash.Executor. Create it with New; its methods are safe for
+// concurrent use. Close it when done: it owns connections, remote processes, goroutines and a local
+// spill directory.
+//
+//catalog:service bash/ssh-executor
+type Executor struct {
+	cfg      Config
+	host     string // user@host:port, for messages
+	dialer   *dialer
+	pool     *pool
+	tag      string // prefix of the tag every command carries
+	marker   string // starts the launcher's control lines
+	patterns []string
+	prefixes []string
+	spills   output.SpillDir
+	listen   bash.Listeners
+	wg       sync.WaitGroup // every goroutine the executor starts
+
+	// createSpill opens a spill file; tests replace it to simulate a full disk.
+	createSpill func(stream string) (*os.File, error)
+
+	ctx        context.Context // cancelled when Close begins: no new start
+	cancel     context.CancelCauseFunc
+	stopCtx    context.Context // cancelled when Close ends: no more control sessions
+	stopCancel context.CancelFunc
+	reapNow    chan struct{}
+	reaperDone chan struct{}
+
+	mu      sync.Mutex
+	closed  bool
+	nextID  int
+	seq     uint64
+	started bool // a command was ever sent
+	tasks   []*task
+	byID    map[bash.TaskID]*task
+	live    map[*remoteProc]struct{} // commands not yet settled
+	watch   map[int]string           // process groups of settled commands that may have members, and their tags
+	orphans []target                 // commands whose connection was lost while they ran
+
+	closeOnce sync.Once
+	closeDone chan struct{}
+	closeErr  error
+}
+
+var _ bash.Executor = (*Executor)(nil)
+
+// task is the executor's bookkeeping for one background task.
+type task struct {
+	handle *bash.Task
+	ctl    *bash.TaskControl
+	owner  *bash.OwnerToken
+	proc   *remoteProc // nil when the spec could not be sent
+	stdout *output.Collector
+	stderr *output.Collector
+
+	readMu  sync.Mutex // serialises reads: guards the cursors and the note
+	outNext int64
+	errNext int64
+	note    string // delivered once, in the stderr section of the next read
+}
+
+// New returns an executor for cfg, or an error naming the first invalid field of cfg, an identity
+// file that cannot be read or a known_hosts file that cannot be parsed. It does not connect: the
+// first command does (Connect checks the connection eagerly).
+func New(cfg Config) (*Executor, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDialer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var rnd [16]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, fmt.Errorf("bashssh: %w", err)
+	}
+	e := &Executor{
+		cfg:        cfg,
+		host:       cfg.User + "@" + net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)),
+		dialer:     d,
+		tag:        hex.EncodeToString(rnd[:6]),
+		marker:     "dsh-bash-ssh-" + hex.EncodeToString(rnd[6:]),
+		byID:       make(map[bash.TaskID]*task),
+		live:       make(map[*remoteProc]struct{}),
+		watch:      make(map[int]string),
+		reapNow:    make(chan struct{}, 1),
+		reaperDone: make(chan struct{}),
+		closeDone:  make(chan struct{}),
+	}
+	for _, p := range cfg.ScrubPatterns {
+		e.patterns = append(e.patterns, strings.ToUpper(p))
+	}
+	for _, p := range cfg.ScrubPrefixes {
+		e.prefixes = append(e.prefixes, strings.ToUpper(p))
+	}
+	e.spills.Parent = cfg.SpillDir
+	e.createSpill = e.spills.Create
+	e.listen.Logger = cfg.Logger
+	e.ctx, e.cancel = context.WithCancelCause(context.Background())
+	e.stopCtx, e.stopCancel = context.WithCancel(context.Background())
+	e.pool = newPool(cfg.MaxSessions, cfg.MaxConnections, cfg.KeepaliveInterval, d.dial, e.wakeReaper, &e.wg)
+	go e.reap()
+	return e, nil
+}
+
+// Host returns "user@host:port", the destination this executor runs commands on.
+func (e *Executor) Host() string { return e.host }
+
+// Connect makes sure a connection to the host is up, dialling one when none is, and returns the
+// error that dialling gave (a *ConnectError naming the host and the cause: unreachable, host key
+// refused, authentication refused). Commands connect by themselves; Connect is for checking a
+// configuration early. It returns bash.ErrClosed after Close.
+func (e *Executor) Connect(ctx context.Context) error {
+	c, err := e.pool.acquire(ctx, true)
+	if err != nil {
+		if errors.Is(err, errPoolClosed) {
+			return bash.ErrClosed
+		}
+		return err
+	}
+	e.pool.release(c)
+	return nil
+}
+
+// Resolve implements bash.Executor.
+func (e *Executor) Resolve(req bash.Request) (bash.Spec, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return bash.Spec{}, errors.New("bashssh: request.Command must not be empty")
+	}
+	if req.Timeout < 0 {
+		return bash.Spec{}, errors.New("bashssh: request.Timeout must be positive")
+	}
+	if req.StdoutMaxBytes < 0 {
+		return bash.Spec{}, errors.New("bashssh: request.StdoutMaxBytes must be positive")
+	}
+	spec := bash.Spec{
+		Command:        req.Command,
+		Workdir:        req.Workdir,
+		Timeout:        req.Timeout,
+		StdoutMaxBytes: req.StdoutMaxBytes,
+		Stdin:          req.Stdin,
+		Env:            req.Env,
+		Owner:          req.Owner,
+	}
+	if spec.Workdir == "" {
+		spec.Workdir = e.cfg.Workdir
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = e.cfg.Timeout
+	}
+	spec.Timeout = min(spec.Timeout, e.cfg.MaxTimeout)
+	if spec.StdoutMaxBytes == 0 {
+		spec.StdoutMaxBytes = e.cfg.MaxOutputBytes
+	}
+	return spec, nil
+}
+
+func checkSpec(spec bash.Spec) error {
+	switch {
+	case strings.TrimSpace(spec.Command) == "":
+		return errors.New("bashssh: spec.Command must not be empty")
+	case spec.Timeout <= 0:
+		return errors.New("bashssh: spec.Timeout must be positive (build specs with Resolve)")
+	case spec.StdoutMaxBytes < 0:
+		return errors.New("bashssh: spec.StdoutMaxBytes must not be negative")
+	}
+	return nil
+}
+
+func (e *Executor) collector(stream string, maxBytes int) *output.Collector {
+	head := e.cfg.HeadBytes
+	if maxBytes != e.cfg.MaxOutputBytes {
+		head = min(head, maxBytes/4)
+	}
+	c, err := output.New(output.Config{
+		MaxBytes:      maxBytes,
+		HeadBytes:     head,
+		MaxSpillBytes: e.cfg.MaxSpillBytes,
+		Create:        func() (output.SpillFile, error) { return e.openSpill(stream) },
+	})
+	if err != nil { // unreachable: budgets are validated by New and checkSpec
+		panic(err)
+	}
+	return c
+}
+
+// openSpill creates a local spill file whose write errors are logged with the host they came from:
+// the collector then abandons the file, and the log says why the full output is unavailable.
+func (e *Executor) openSpill(stream string) (output.SpillFile, error) {
+	f, err := e.createSpill(stream)
+	if err != nil {
+		e.cfg.Logger.Warn("bashssh: cannot create a local spill file; the full output of the command is not kept (head and tail are)",
+			"host", e.host, "stream", stream, "err", err)
+		return nil, err
+	}
+	return &spillFile{File: f, e: e, stream: stream}, nil
+}
+
+// spillFile is a local spill file that reports its first failure.
+type spillFile struct {
+	*os.File
+	e      *Executor
+	stream string
+	once   sync.Once
+}
+
+func (f *spillFile) report(op string, err error) {
+	f.once.Do(func() {
+		f.e.cfg.Logger.Warn("bashssh: local spill file failed; the full output of the command is not kept (head and tail are)",
+			"host", f.e.host, "stream", f.stream, "file", f.Name(), "op", op, "err", err)
+	})
+}
+
+// Write writes p, reporting a failure (a full disk) once.
+func (f *spillFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	if err != nil {
+		f.report("write", err)
+	}
+	return n, err
+}
+
+// Close closes the file, reporting a failure once.
+func (f *spillFile) Close() error {
+	err := f.File.Close()
+	if err != nil {
+		f.report("close", err)
+	}
+	return err
+}
+
+// prepare builds the command line for spec and registers its process as live. It returns
+// bash.ErrClosed after Close, and an error naming what cannot be sent (a NUL byte, a variable name,
+// a command too long).
+func (e *Executor) prepare(spec bash.Spec, stdout, stderr *output.Collector) (*remoteProc, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, bash.ErrClosed
+	}
+	e.seq++
+	tag := e.tag + "-" + strconv.FormatUint(e.seq, 10)
+	e.mu.Unlock()
+	env, err := envEntries(spec.Env, tag)
+	if err != nil {
+		return nil, fmt.Errorf("bashssh: %w", err)
+	}
+	line, err := launchArgs{
+		marker:   e.marker,
+		workdir:  spec.Workdir,
+		stdin:    spec.Stdin != nil,
+		bash:     e.cfg.RemoteBash,
+		patterns: e.patterns,
+		prefixes: e.prefixes,
+		keep:     e.cfg.KeepEnv,
+		env:      env,
+		command:  spec.Command,
+	}.build()
+	if err != nil {
+		return nil, fmt.Errorf("bashssh: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, bash.ErrClosed
+	}
+	e.started = true
+	p := e.launch(line, spec.Stdin, tag, stdout, stderr)
+	e.live[p] = struct{}{}
+	return p, nil
+}
+
+// retire forgets a settled process. Its process group is watched until it is seen empty (a command
+// may leave processes behind); a command whose connection was lost becomes an orphan, stopped once
+// the host is reachable again.
+func (e *Executor) retire(p *remoteProc) {
+	_, _, _, lost := p.result()
+	pgid := p.group()
+	sent := p.wasSent()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.live, p)
+	if e.closed {
+		return
+	}
+	switch {
+	case lost && sent:
+		e.orphans = append(e.orphans, target{pgid: pgid, tag: p.tag})
+	case pgid > 0:
+		e.watch[pgid] = p.tag
+	}
+}
+
+// Run implements bash.Executor. Besides the errors of the contract, it returns a *ConnectError when
+// the host cannot be reached, a *SpawnError when the remote side cannot start the command (a
+// workdir that does not exist, no bash), and an error matching ErrConnectionLost when the
+// connection broke while the command ran; the partial result is returned with it.
+func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
+	if err := checkSpec(spec); err != nil {
+		return bash.RunResult{}, err
+	}
+	if ctx.Err() != nil {
+		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
+	}
+	stdout := e.collector("stdout", spec.StdoutMaxBytes)
+	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
+	p, err := e.prepare(spec, stdout, stderr)
+	if err != nil {
+		return bash.RunResult{}, err
+	}
+	timer := time.NewTimer(spec.Timeout)
+	defer timer.Stop()
+	var cause error
+	select {
+	case <-p.exited:
+	case <-timer.C:
+		cause = errTimeout
+	case <-ctx.Done():
+		cause = context.Cause(ctx)
+	}
+	if cause != nil {
+		p.terminate(false, true)
+	}
+	exit, failure, notStarted, _ := p.result()
+	stdout.Seal()
+	stderr.Seal()
+	e.retire(p)
+	res := bash.RunResult{
+		ExitCode: exit.code,
+		Signal:   exit.signal,
+		TimedOut: cause == errTimeout,
+		Aborted:  cause != nil && cause != errTimeout,
+		Timeout:  spec.Timeout,
+		Stdout:   stdout.Output(),
+		Stderr:   stderr.Output(),
+	}
+	switch {
+	case failure == nil:
+		return res, nil
+	case notStarted && errors.Is(failure, errNotStarted) && cause != nil && cause != errTimeout:
+		return bash.RunResult{}, fmt.Errorf("%w: %v (while connecting to %s)", bash.ErrAbortedBeforeSpawn, cause, e.host)
+	case notStarted && errors.Is(failure, errNotStarted) && cause == errTimeout:
+		return bash.RunResult{}, fmt.Errorf("bashssh: %s: the command did not start within its %v timeout (connecting, or waiting for a free session)", e.host, spec.Timeout)
+	case notStarted && errors.Is(failure, errNotStarted):
+		return bash.RunResult{}, bash.ErrClosed
+	case notStarted:
+		return bash.RunResult{}, failure
+	}
+	return res, failure
+}
+
+// Start implements bash.Executor. A task whose command cannot be started (host unreachable, host
+// key or authentication refused, workdir missing, no bash) ends killed with "spawn failed: REASON"
+// in its next read; a task whose connection breaks ends killed with "connection lost: …" there.
+func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	t := &task{
+		owner:  spec.Owner,
+		stdout: e.collector("stdout", e.cfg.MaxOutputBytes),
+		stderr: e.collector("stderr", e.cfg.MaxOutputBytes),
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, bash.ErrClosed
+	}
+	e.nextID++
+	id := bash.TaskID("bash-" + strconv.Itoa(e.nextID))
+	t.handle, t.ctl = bash.NewTask(id, spec.Command)
+	e.tasks = append(e.tasks, t)
+	e.byID[id] = t
+	e.mu.Unlock()
+
+	p, err := e.prepare(spec, t.stdout, t.stderr)
+	if err != nil {
+		t.readMu.Lock()
+		t.note = "spawn failed: " + err.Error()
+		t.readMu.Unlock()
+		t.stdout.Seal()
+		t.stderr.Seal()
+		t.ctl.MarkKilled()
+		e.wg.Add(1)
+		go func() { // listeners never run inside Start
+			defer e.wg.Done()
+			t.ctl.Settle(nil, "", e.listen.Notify)
+		}()
+		return t.handle, nil
+	}
+	t.readMu.Lock()
+	t.proc = p
+	t.readMu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		exit, failure, notStarted, lost := p.result()
+		t.stdout.Seal()
+		t.stderr.Seal()
+		e.retire(p)
+		if failure != nil && !errors.Is(failure, errNotStarted) {
+			note := "spawn failed: " + failure.Error()
+			if lost && !notStarted {
+				note = "connection lost: " + failure.Error()
+			}
+			t.readMu.Lock()
+			t.note = note
+			t.readMu.Unlock()
+		}
+		if failure != nil {
+			t.ctl.MarkKilled()
+			t.ctl.Settle(nil, "", e.listen.Notify)
+			return
+		}
+		t.ctl.Settle(exit.code, exit.signal, e.listen.Notify)
+	}()
+	return t.handle, nil
+}
+
+func (e *Executor) lookup(id bash.TaskID) (*task, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.byID[id]
+	if !ok {
+		return nil, &bash.UnknownTaskError{ID: id}
+	}
+	return t, nil
+}
+
+// Get implements bash.Executor.
+func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
+	t, err := e.lookup(id)
+	if err != nil {
+		return nil, false
+	}
+	return t.handle, true
+}
+
+// List implements bash.Executor.
+func (e *Executor) List() []*bash.Task {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*bash.Task, len(e.tasks))
+	for i, t := range e.tasks {
+		out[i] = t.handle
+	}
+	return out
+}
+
+// OwnerOf implements bash.Executor.
+func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
+	t, err := e.lookup(id)
+	if err != nil || t.owner == nil {
+		return "", false
+	}
+	return *t.owner, true
+}
+
+// ReadOutput implements bash.Executor.
+func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
+	t, err := e.lookup(id)
+	if err != nil {
+		return bash.TaskRead{}, err
+	}
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	out := t.stdout.ReadFrom(t.outNext)
+	errs := t.stderr.ReadFrom(t.errNext)
+	t.outNext, t.errNext = out.Next, errs.Next
+	errText := errs.Text
+	if t.note != "" && isDone(t.handle) {
+		if errText != "" && !strings.HasSuffix(errText, "\n") {
+			errText += "\n"
+		}
+		errText += t.note + "\n"
+		t.note = ""
+	}
+	return bash.TaskRead{
+		Task:         t.handle,
+		Delta:        output.MergeStreams(out.Text, errText),
+		Lossy:        out.Omitted+errs.Omitted > 0,
+		OmittedBytes: out.Omitted + errs.Omitted,
+		StdoutSpill:  out.Spill,
+		StderrSpill:  errs.Spill,
+	}, nil
+}
+
+func isDone(t *bash.Task) bool {
+	select {
+	case <-t.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill implements bash.Executor.
+func (e *Executor) Kill(id bash.TaskID) (bool, error) {
+	t, err := e.lookup(id)
+	if err != nil {
+		return false, err
+	}
+	if !t.ctl.MarkKilled() {
+		return false, nil
+	}
+	t.readMu.Lock()
+	p := t.proc
+	t.readMu.Unlock()
+	if p != nil {
+		p.terminate(false, false)
+	}
+	return true, nil
+}
+
+// OnTaskDone implements bash.Executor.
+func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
+	return e.listen.Add(listener)
+}
+
+// Close implements bash.Executor. It stops every command still running and every process a
+// finished command left behind (on a Linux remote also those that left their process group but
+// carry the executor's tag), stops commands whose connection was lost earlier once it reconnects,
+// then closes the connections. It returns an error naming the host when the remote processes could
+// not be reached or did not all end.
+func (e *Executor) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() {
+		defer close(e.closeDone)
+		e.closeErr = e.close(ctx)
+	})
+	<-e.closeDone
+	return e.closeErr
+}
+
+func (e *Executor) close(ctx context.Context) error {
+	e.listen.Close()
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel(bash.ErrClosed)
+	<-e.reaperDone
+
+	e.mu.Lock()
+	tasks := e.tasks
+	live := make([]*remoteProc, 0, len(e.live))
+	for p := range e.live {
+		live = append(live, p)
+	}
+	var targets []target
+	for pg, tag := range e.watch {
+		targets = append(targets, target{pgid: pg, tag: tag})
+	}
+	targets = append(targets, e.orphans...)
+	started := e.started
+	e.tasks, e.byID, e.watch, e.orphans = nil, map[bash.TaskID]*task{}, map[int]string{}, nil
+	e.mu.Unlock()
+
+	for _, t := range tasks {
+		t.ctl.MarkKilled()
+	}
+	batch := newStopHandle(false)
+	for _, p := range live {
+		if pg := p.adopt(batch); pg > 0 {
+			targets = append(targets, target{pgid: pg, tag: p.tag})
+		}
+	}
+	if started {
+		e.startStop(batch, targets, ownPattern(e.tag), false)
+	} else {
+		close(batch.done)
+	}
+
+	var err error
+	forced := false
+	force := func() {
+		if forced {
+			return
+		}
+		forced = true
+		err = fmt.Errorf("bashssh: close: %w", context.Cause(ctx))
+		batch.forceKill()
+		for _, p := range live {
+			p.terminate(true, true)
+		}
+	}
+	// After SIGKILL, give the remote side a bounded time to report back before the connections are
+	// cut: a host that stopped answering must not hang Close.
+	hard := time.NewTimer(0)
+	<-hard.C
+	var hardC <-chan time.Time
+	waitFor := func(ch <-chan struct{}) {
+		for {
+			select {
+			case <-ch:
+				return
+			case <-ctx.Done():
+				if !forced {
+					force()
+					hard.Reset(e.cfg.DialTimeout + 5*time.Second)
+					hardC = hard.C
+				}
+				select {
+				case <-ch:
+					return
+				case <-hardC:
+					e.stopCancel()
+					e.pool.close()
+					hardC = nil
+				}
+			}
+		}
+	}
+	waitFor(batch.done)
+	for _, p := range live {
+		waitFor(p.settled)
+		p.mu.Lock()
+		h := p.stop
+		p.mu.Unlock()
+		if h != nil {
+			waitFor(h.done)
+		}
+	}
+	for _, t := range tasks {
+		waitFor(t.handle.Done())
+	}
+	hard.Stop()
+	if berr := batch.error(); berr != nil && err == nil {
+		err = fmt.Errorf("bashssh: close: remote processes may be left on %s: %w", e.host, berr)
+	}
+	e.stopCancel()
+	e.pool.close()
+	e.wg.Wait()
+	if !e.cfg.KeepSpills {
+		if rmErr := e.spills.Remove(); rmErr != nil {
+			e.cfg.Logger.Warn("bashssh: close", slog.Any("err", rmErr))
+		}
+	}
+	return err
+}
