@@ -12,7 +12,9 @@ import (
 
 // isSpaceByte reports whether c ends a quoted token: a path never holds
 // white space.
-func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // quotedEdits returns an edit for each quoted occurrence of a From path in
 // src: a quote (", ` or '), then From, then either the same quote or "/"

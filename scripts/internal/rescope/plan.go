@@ -29,10 +29,10 @@ type Plan struct {
 	Root     string
 	Reverse  bool
 	Rules    Rules
-	Scanned  int               // files read
-	Files    []FileEdit        // files that would change, sorted by path
-	Sums     []Change          // go.sum lines naming a From path (regenerate; never written)
-	Problems []report.Finding  // anything that stops the rename; nothing is written when set
+	Scanned  int              // files read
+	Files    []FileEdit       // files that would change, sorted by path
+	Sums     []Change         // go.sum lines naming a From path (regenerate; never written)
+	Problems []report.Finding // anything that stops the rename; nothing is written when set
 }
 
 // Changes returns every change of p, written or not, sorted by path and
