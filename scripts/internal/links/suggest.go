@@ -8,6 +8,10 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/markdown"
 )
 
+// maxCandidates bounds the work spent on one suggestion: a target with
+// more anchors than this is only searched this far.
+const maxCandidates = 10000
+
 // limit is the largest edit distance at which a candidate is suggested
 // for a wanted string of n runes.
 func limit(n int) int { return max(1, n/3) }
@@ -34,6 +38,9 @@ func nearer(want string, n int, c string, bestD int) (int, bool) {
 func nearestAnchor(frag string, anchors []string) string {
 	variants := []string{frag, strings.ToLower(frag), markdown.Slug(frag)}
 	best, bestD := "", -1
+	if len(anchors) > maxCandidates {
+		anchors = anchors[:maxCandidates]
+	}
 	for _, a := range anchors {
 		for _, v := range variants {
 			if d, ok := nearer(v, len([]rune(v)), a, bestD); ok {
