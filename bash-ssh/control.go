@@ -126,18 +126,19 @@ func (e *Executor) runStop(h *stopHandle, targets []target, sweep string) error 
 		grace = 0
 	}
 	h.mu.Unlock()
-	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, "stop", grace, ownPattern(e.tag), sweep, pgids), false)
+	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, e.marker, "stop", grace, ownPattern(e.tag), sweep, pgids), false)
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(out) != "gone" {
-		return fmt.Errorf("bashssh: stop process groups %v on %s: %s", pgids, e.host, strings.TrimSpace(out))
+	if out != "gone" {
+		return fmt.Errorf("bashssh: stop process groups %v on %s: %s", pgids, e.host, out)
 	}
 	return nil
 }
 
-// runControl runs a controller command line in the open session ch and returns its stdout. With
-// closeInput set, the controller's stdin is closed at once.
+// runControl runs a controller command line in the open session ch and returns its report: the
+// rest of the line that starts with the marker. With closeInput set, the controller's stdin is
+// closed at once.
 func (e *Executor) runControl(c *conn, ch ssh.Channel, reqs <-chan *ssh.Request, line string, closeInput bool) (string, error) {
 	status := make(chan *int, 1)
 	e.wg.Add(1)
@@ -189,10 +190,14 @@ func (e *Executor) runControl(c *conn, ch ssh.Channel, reqs <-chan *ssh.Request,
 		return "", e.lostError(c, nil)
 	case code == nil:
 		return "", fmt.Errorf("bashssh: controller on %s ended without an exit status: %s", e.host, strings.TrimSpace(stderr.String()))
-	case *code != 0 && !bytes.HasPrefix(out, []byte("survivors")):
+	}
+	prefix := []byte(e.marker + " ")
+	i := bytes.Index(out, prefix)
+	if i < 0 {
 		return "", fmt.Errorf("bashssh: controller on %s failed (exit status %d): %s", e.host, *code, strings.TrimSpace(stderr.String()))
 	}
-	return string(out), nil
+	report, _, _ := bytes.Cut(out[i+len(prefix):], []byte("\n"))
+	return string(report), nil
 }
 
 // checkGroups asks, over the connection c already holds a slot on, which of pgids still have live
@@ -203,12 +208,16 @@ func (e *Executor) checkGroups(c *conn, pgids []int) (map[int]bool, error) {
 		e.pool.release(c)
 		return nil, err
 	}
-	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, "check", 0, ownPattern(e.tag), "", pgids), true)
+	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, e.marker, "check", 0, ownPattern(e.tag), "", pgids), true)
 	if err != nil {
 		return nil, err
 	}
+	rest, ok := strings.CutPrefix(out, "alive")
+	if !ok {
+		return nil, fmt.Errorf("bashssh: controller on %s reported %q", e.host, out)
+	}
 	alive := map[int]bool{}
-	for _, f := range strings.Fields(out) {
+	for _, f := range strings.Fields(rest) {
 		if n, err := strconv.Atoi(f); err == nil {
 			alive[n] = true
 		}
@@ -271,6 +280,7 @@ func (e *Executor) reap() {
 		case <-e.reapNow:
 		}
 		e.reapOnce()
+		e.reaps.Add(1)
 	}
 }
 

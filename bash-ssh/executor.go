@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
@@ -56,12 +57,13 @@ type Executor struct {
 	stopCancel context.CancelFunc
 	reapNow    chan struct{}
 	reaperDone chan struct{}
+	reaps      atomic.Uint64 // reaper rounds, for tests
 
 	mu      sync.Mutex
 	closed  bool
 	nextID  int
 	seq     uint64
-	started bool // a command was ever sent
+	ran     bool // a command ever started on the remote side
 	tasks   []*task
 	byID    map[bash.TaskID]*task
 	live    map[*remoteProc]struct{} // commands not yet settled
@@ -296,7 +298,6 @@ func (e *Executor) prepare(spec bash.Spec, stdout, stderr *output.Collector) (*r
 	if e.closed {
 		return nil, bash.ErrClosed
 	}
-	e.started = true
 	p := e.launch(line, spec.Stdin, tag, stdout, stderr)
 	e.live[p] = struct{}{}
 	return p, nil
@@ -582,7 +583,7 @@ func (e *Executor) close(ctx context.Context) error {
 		targets = append(targets, target{pgid: pg, tag: tag})
 	}
 	targets = append(targets, e.orphans...)
-	started := e.started
+	ran := e.ran
 	e.tasks, e.byID, e.watch, e.orphans = nil, map[bash.TaskID]*task{}, map[int]string{}, nil
 	e.mu.Unlock()
 
@@ -595,7 +596,7 @@ func (e *Executor) close(ctx context.Context) error {
 			targets = append(targets, target{pgid: pg, tag: p.tag})
 		}
 	}
-	if started {
+	if ran || len(targets) > 0 {
 		e.startStop(batch, targets, ownPattern(e.tag), false)
 	} else {
 		close(batch.done)

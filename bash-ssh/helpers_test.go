@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,7 +47,8 @@ func sharedServer(t testing.TB) *sshdtest.Server {
 	sharedOnce.Do(func() {
 		sharedDir, sharedErr = os.MkdirTemp("", "bashssh-sshd-")
 		if sharedErr == nil {
-			shared, sharedErr = sshdtest.New(sharedDir, sshdtest.Options{})
+			// Variables of the remote login environment, for the scrubbing tests.
+			shared, sharedErr = sshdtest.New(sharedDir, sshdtest.Options{Env: strings.Fields(ambientEnv)})
 		}
 	})
 	if sharedErr != nil {
@@ -54,6 +56,9 @@ func sharedServer(t testing.TB) *sshdtest.Server {
 	}
 	return shared
 }
+
+// ambientEnv is what the shared server puts in every session's environment (after HOME).
+const ambientEnv = "BASHSSH_AMBIENT_API_KEY=secret DSH_STALE=stale BASHSSH_PLAIN=plain"
 
 // serverConfig returns a configuration that reaches s with its test key.
 func serverConfig(s *sshdtest.Server) Config {
@@ -83,4 +88,10 @@ func newExecutor(t testing.TB, cfg Config) *Executor {
 		}
 	})
 	return ex
+}
+
+// sshdStart starts a server of the test's own, for tests that break it or need a special one.
+func sshdStart(t *testing.T, opts sshdtest.Options) *sshdtest.Server {
+	t.Helper()
+	return sshdtest.Start(t, opts)
 }

@@ -32,8 +32,9 @@ import (
 // the launcher's process id, which is also the process group id, and is the process sshd waits
 // for, so the exit status or the signal sshd reports is exactly the command's.
 //
-// The control lines: stdout begins "MARKER ok PID\n" (or "MARKER err REASON\n" when the command
-// cannot be started), stderr begins "MARKER\n". Whatever the login shell printed before them (a
+// The control lines: stdout begins "MARKER ok PID\n", or "MARKER err workdir KIND MESSAGE\n"
+// (KIND: notexist, notdir, permission) or "MARKER err bash MESSAGE\n" when the command cannot be
+// started; stderr begins "MARKER\n". Whatever the login shell printed before them (a
 // noisy profile) is dropped by the reader; everything after them is the command's own output.
 const launcherScript = `_dsh_m=$1
 if ! kill -0 -- "-$$" 2>/dev/null; then
@@ -57,15 +58,16 @@ shift $(($1 + 1))
 _dsh_cmd=$1
 unset CDPATH
 case $_dsh_wd in
-'~') _dsh_wd=$HOME ;;
-'~/'*) _dsh_wd=$HOME/${_dsh_wd:2} ;;
+'~') _dsh_wd=${HOME:-.} ;;
+'~/'*) _dsh_wd=${HOME:-.}/${_dsh_wd:2} ;;
 /*) ;;
-*) _dsh_wd=./$_dsh_wd ;;
+*) _dsh_wd=${HOME:-.}/$_dsh_wd ;;
 esac
 if ! cd -- "$_dsh_wd" 2>/dev/null; then
 	_dsh_e=$( (cd -- "$_dsh_wd") 2>&1)
 	_dsh_e=${_dsh_e##*cd: }
-	printf '%s err workdir %s\n' "$_dsh_m" "${_dsh_e//$'\n'/ }"
+	if [ ! -e "$_dsh_wd" ]; then _dsh_k=notexist; elif [ ! -d "$_dsh_wd" ]; then _dsh_k=notdir; else _dsh_k=permission; fi
+	printf '%s err workdir %s %s\n' "$_dsh_m" "$_dsh_k" "${_dsh_e//$'\n'/ }"
 	exit 0
 fi
 case $_dsh_sh in
@@ -76,6 +78,7 @@ if [ -z "$_dsh_b" ] || [ ! -x "$_dsh_b" ]; then
 	printf '%s err bash %s\n' "$_dsh_m" "$_dsh_sh: not found in the remote PATH"
 	exit 0
 fi
+unset OLDPWD
 hash env 2>/dev/null && _dsh_ev=${BASH_CMDS[env]}
 printf '%s ok %d\n' "$_dsh_m" "$$"
 printf '%s\n' "$_dsh_m" >&2
@@ -97,7 +100,8 @@ if [ ${#_dsh_rest[@]} -eq 0 ]; then exec -a bash "$_dsh_b" --norc -c "$_dsh_cmd"
 exec "$_dsh_ev" -- "${_dsh_rest[@]}" "$_dsh_b" --norc -c "$_dsh_cmd"
 `
 
-// controlScript signals and watches process groups. Its arguments: the mode ("stop" or "check"),
+// controlScript signals and watches process groups. Its arguments: the marker its report line
+// starts with, the mode ("stop" or "check"),
 // the grace period in milliseconds, the extended grep pattern that marks this executor's processes
 // (own), the pattern of the tags whose processes are stopped even outside their group (sweep, may be
 // empty), then the process group ids.
@@ -108,12 +112,13 @@ exec "$_dsh_ev" -- "${_dsh_rest[@]}" "$_dsh_b" --norc -c "$_dsh_cmd"
 // been reused by an unrelated group, which is then left alone. Without /proc, any member counts and
 // the group id is trusted. A group once seen gone is never signalled again.
 //
-// "check" prints the ids of the groups still alive, one per line. "stop" sends SIGTERM to the
-// groups and to every process whose environment matches sweep, then SIGKILL when the grace period
-// has passed or when it reads the line "kill" on its standard input, and waits until nothing is
-// left; it prints "gone", or "survivors ..." when something outlived SIGKILL by 10 s.
-const controlScript = `mode=$1 g=$2 own=$3 sweep=$4
-shift 4
+// It reports on one line that starts with the marker (a login shell may print before it). "check"
+// reports "alive" and the ids of the groups still alive. "stop" sends SIGTERM to the groups and to
+// every process whose environment matches sweep, then SIGKILL when the grace period has passed or
+// when it reads the line "kill" on its standard input, and waits until nothing is left; it reports
+// "gone", or "survivors ..." when something outlived SIGKILL by 10 s.
+const controlScript = `m=$1 mode=$2 g=$3 own=$4 sweep=$5
+shift 5
 groups=("$@") tp=()
 procfs=0
 [ -r /proc/self/stat ] && procfs=1
@@ -178,7 +183,7 @@ sig() {
 }
 scan
 if [ "$mode" = check ]; then
-	for p in "${groups[@]}"; do echo "$p"; done
+	echo "$m alive ${groups[*]}"
 	exit 0
 fi
 sig TERM
@@ -195,7 +200,7 @@ while alive; do
 		killed=1 end=$((t + 10000))
 	fi
 	if [ $killed = 1 ] && ((t > end)); then
-		echo "survivors ${groups[*]} ${tp[*]}"
+		echo "$m survivors ${groups[*]} ${tp[*]}"
 		exit 1
 	fi
 	if [ $eof = 0 ]; then
@@ -212,7 +217,7 @@ while alive; do
 		sleep 0.02
 	fi
 done
-echo gone
+echo "$m gone"
 `
 
 // launcher is launcherScript with its variable-name loop filled in: bash lists every variable whose
@@ -331,8 +336,8 @@ func envEntries(extra map[string]string, tag string) ([]string, error) {
 }
 
 // controlCommand builds the command line of a controller session.
-func controlCommand(bashPath, mode string, grace time.Duration, own, sweep string, pgids []int) string {
-	args := []string{mode, strconv.FormatInt(grace.Milliseconds(), 10), own, sweep}
+func controlCommand(bashPath, marker, mode string, grace time.Duration, own, sweep string, pgids []int) string {
+	args := []string{marker, mode, strconv.FormatInt(grace.Milliseconds(), 10), own, sweep}
 	for _, p := range pgids {
 		args = append(args, strconv.Itoa(p))
 	}

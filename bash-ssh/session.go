@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -21,10 +24,31 @@ import (
 type SpawnError struct {
 	Host   string // user@host:port
 	Reason string
+	// Err is the kind of failure, for errors.Is: fs.ErrNotExist for a missing workdir,
+	// fs.ErrPermission for one that cannot be entered, syscall.ENOTDIR for one that is not a
+	// directory, exec.ErrNotFound for a missing bash; nil otherwise.
+	Err error
 }
 
 // Error returns "bashssh: start on HOST: REASON".
 func (e *SpawnError) Error() string { return fmt.Sprintf("bashssh: start on %s: %s", e.Host, e.Reason) }
+
+// Unwrap returns the kind of failure.
+func (e *SpawnError) Unwrap() error { return e.Err }
+
+// launchFailure turns the launcher's "err" control line into a SpawnError.
+func (e *Executor) launchFailure(line string) *SpawnError {
+	what, rest, _ := strings.Cut(line, " ")
+	switch what {
+	case "workdir":
+		kind, msg, _ := strings.Cut(rest, " ")
+		err := map[string]error{"notexist": fs.ErrNotExist, "notdir": syscall.ENOTDIR, "permission": fs.ErrPermission}[kind]
+		return &SpawnError{Host: e.host, Reason: "workdir " + msg, Err: err}
+	case "bash":
+		return &SpawnError{Host: e.host, Reason: rest, Err: exec.ErrNotFound}
+	}
+	return &SpawnError{Host: e.host, Reason: line}
+}
 
 // errNotStarted is the cause recorded when a command was stopped before its session ran it.
 var errNotStarted = errors.New("stopped before it started")
@@ -183,6 +207,9 @@ func (p *remoteProc) run() {
 	h := <-headers
 	switch {
 	case h.pgid > 0:
+		p.e.mu.Lock()
+		p.e.ran = true
+		p.e.mu.Unlock()
 		p.mu.Lock()
 		p.pgid = h.pgid
 		if p.stopping && p.stop == nil {
@@ -190,7 +217,7 @@ func (p *remoteProc) run() {
 		}
 		p.mu.Unlock()
 	case h.reason != "":
-		p.fail(&SpawnError{Host: p.e.host, Reason: h.reason}, true, false)
+		p.fail(p.e.launchFailure(h.reason), true, false)
 	default:
 		// No control line: the login shell could not run the launcher (no bash), or the session
 		// broke. Wait for the session's end to tell which, and for stderr to explain it.
@@ -200,7 +227,7 @@ func (p *remoteProc) run() {
 		failed := p.failure != nil
 		p.mu.Unlock()
 		if !failed {
-			p.fail(&SpawnError{Host: p.e.host, Reason: p.noStartReason(h.err)}, true, false)
+			p.fail(p.noStart(h.err), true, false)
 		}
 	}
 	p.markStarted()
@@ -220,8 +247,8 @@ func wait(ch <-chan struct{}, d time.Duration) {
 	}
 }
 
-// noStartReason explains a session that ended without the launcher's control line.
-func (p *remoteProc) noStartReason(readErr error) string {
+// noStart explains a session that ended without the launcher's control line.
+func (p *remoteProc) noStart(readErr error) *SpawnError {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	status := "no exit status"
@@ -238,11 +265,12 @@ func (p *remoteProc) noStartReason(readErr error) string {
 	if msg == "" {
 		msg = "no message"
 	}
-	reason := fmt.Sprintf("the remote login shell could not start %s (%s): %s", p.e.cfg.RemoteBash, status, msg)
 	if p.exit.code != nil && *p.exit.code == 127 {
-		reason = fmt.Sprintf("%s not found on the remote host (%s): %s", p.e.cfg.RemoteBash, status, msg)
+		return &SpawnError{Host: p.e.host, Err: exec.ErrNotFound,
+			Reason: fmt.Sprintf("%s not found on the remote host (%s): %s", p.e.cfg.RemoteBash, status, msg)}
 	}
-	return reason
+	return &SpawnError{Host: p.e.host,
+		Reason: fmt.Sprintf("the remote login shell could not start %s (%s): %s", p.e.cfg.RemoteBash, status, msg)}
 }
 
 // handleRequests records the exit facts the server sends and notices the session's end.

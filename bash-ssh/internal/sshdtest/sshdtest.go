@@ -34,8 +34,11 @@ import (
 
 // Options configure a server.
 type Options struct {
-	// Config holds extra sshd_config lines, such as "MaxSessions 3" or "SetEnv PATH=/nonexistent".
+	// Config holds extra sshd_config lines, such as "MaxSessions 3". Do not put SetEnv there (sshd
+	// reads only the first SetEnv line): use Env.
 	Config []string
+	// Env holds NAME=VALUE entries (no spaces) sshd sets in every session, such as PATH=/nonexistent.
+	Env []string
 }
 
 // Server is a running sshd. Its fields are fixed for its life; its methods are safe for concurrent
@@ -212,7 +215,7 @@ func (s *Server) writeConfig(opts Options) error {
 		"LogLevel ERROR",
 		// A home of its own keeps the machine's dotfiles out: Debian's bash reads ~/.bashrc for
 		// commands sshd starts, and a slow or noisy one would be measured and seen by every test.
-		"SetEnv HOME=" + s.Home,
+		"SetEnv " + strings.Join(append([]string{"HOME=" + s.Home}, opts.Env...), " "),
 	}
 	lines = append(lines, opts.Config...)
 	return os.WriteFile(s.cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
