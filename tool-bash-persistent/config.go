@@ -1,0 +1,93 @@
+package persistentbash
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	DefaultTimeout        = 300 * time.Second
+	DefaultMaxOutputChars = 16_000
+	DefaultKillGrace      = 2 * time.Second
+	// DefaultDescription is the tool description the model reads.
+	DefaultDescription = "Run commands in a persistent bash shell. State, including the current directory and exported environment variables, persists across calls for this agent. Commands get no interactive input: a program that waits for input on the terminal is sent end-of-file."
+	// CommandDescription describes the command argument to the model.
+	CommandDescription = "The bash command to run. Relative path is preferred in the command."
+)
+
+// Config configures the persistent bash tool. The zero value is usable: zero fields take their
+// defaults. New refuses a negative Timeout, MaxOutputChars or KillGrace, a Description that is
+// set but blank, and a relative Workdir, with an error naming the field.
+type Config struct {
+	// Description is the tool description the model reads (DefaultDescription).
+	Description string
+	// Timeout bounds one call: starting a shell when the owner has none, and running the
+	// command (300 s). On expiry the partial output is returned and the shell is reset.
+	Timeout time.Duration
+	// MaxOutputChars is the number of characters (runes) of output a result keeps, split
+	// between head and tail (16,000).
+	MaxOutputChars int
+	// Workdir is where a new shell starts when the calling agent has no directory; a relative
+	// agent directory is resolved against it. Empty means the process's working directory when
+	// New runs; otherwise it must be absolute.
+	Workdir string
+	// Bash is the bash binary; empty means "bash" looked up in PATH when a shell starts.
+	Bash string
+	// ScrubPatterns and ScrubPrefixes select the ambient variables not passed to the shell (nil
+	// means DefaultScrubPatterns and DefaultScrubPrefixes; an empty non-nil slice scrubs nothing
+	// of that kind). KeepEnv names variables passed even when they match.
+	ScrubPatterns []string
+	ScrubPrefixes []string
+	KeepEnv       []string
+	// Env holds variables set in every shell, over the scrubbed environment and
+	// TerminalOverrides.
+	Env map[string]string
+	// KillGrace is how long a closing shell's processes get between SIGTERM and SIGKILL (2 s).
+	KillGrace time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	const pre = "tool-bash-persistent: "
+	switch {
+	case c.Timeout < 0:
+		return c, fmt.Errorf(pre+"Timeout must be positive, got %v", c.Timeout)
+	case c.MaxOutputChars < 0:
+		return c, fmt.Errorf(pre+"MaxOutputChars must be positive, got %d", c.MaxOutputChars)
+	case c.KillGrace < 0:
+		return c, fmt.Errorf(pre+"KillGrace must not be negative, got %v", c.KillGrace)
+	case c.Description != "" && strings.TrimSpace(c.Description) == "":
+		return c, fmt.Errorf(pre + "Description must be non-empty when set")
+	case c.Workdir != "" && !filepath.IsAbs(c.Workdir):
+		return c, fmt.Errorf(pre+"Workdir must be absolute, got %q", c.Workdir)
+	}
+	if c.Description == "" {
+		c.Description = DefaultDescription
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxOutputChars == 0 {
+		c.MaxOutputChars = DefaultMaxOutputChars
+	}
+	if c.KillGrace == 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	if c.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return c, fmt.Errorf(pre+"working directory: %w", err)
+		}
+		c.Workdir = wd
+	}
+	if c.ScrubPatterns == nil {
+		c.ScrubPatterns = DefaultScrubPatterns
+	}
+	if c.ScrubPrefixes == nil {
+		c.ScrubPrefixes = DefaultScrubPrefixes
+	}
+	return c, nil
+}

@@ -1,0 +1,266 @@
+package ptyshell
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// eventKind tells what the sanitizer found in the terminal stream.
+type eventKind uint8
+
+const (
+	evText   eventKind = iota // printable text (valid UTF-8, only \n and \t as controls)
+	evPrompt                  // our primary prompt marker; status holds the shell's $?
+	evCont                    // our continuation (PS2) prompt marker
+)
+
+// maxEscape bounds the intermediate bytes of an ESC sequence before it is abandoned.
+const maxEscape = 4096
+
+// maxOSCPayload is the longest OSC payload kept for marker matching; ours are far shorter.
+const maxOSCPayload = 256
+
+type escState uint8
+
+const (
+	escNone    escState = iota
+	escStart            // after ESC
+	escInter            // ESC + intermediate bytes (0x20–0x2F), waiting for a final byte
+	escCSI              // ESC [ ...
+	escString           // OSC / DCS / SOS / PM / APC payload
+	escStringE          // ESC seen inside a string sequence (maybe ST)
+)
+
+// sanitizer turns the raw byte stream of a terminal into plain text and prompt events. It is a
+// streaming, line-oriented filter, not a terminal emulator: escape sequences are dropped (CSI,
+// OSC, DCS and friends, two-byte escapes), controls other than newline and tab are dropped,
+// CR LF and lone CR become LF, invalid UTF-8 becomes U+FFFD, C1 controls are dropped. Our own
+// OSC markers (primary prompt, continuation prompt), recognised by the per-shell token, become
+// events. Every escape is bounded by maxEscape, so no input makes it buffer without limit.
+//
+// A sanitizer is not safe for concurrent use; the shell's reader goroutine owns it.
+type sanitizer struct {
+	promptPrefix string // "133;D;"
+	promptSuffix string // ";aid=<token>"
+	contPayload  string // "133;dsh-ps2;aid=<token>"
+
+	state   escState
+	escLen  int    // bytes consumed by the current escape
+	osc     []byte // payload of the current string sequence (first maxOSCPayload bytes)
+	oscOver bool   // payload longer than maxOSCPayload: cannot be a marker
+	isOSC   bool   // the current string sequence is an OSC (others are never markers)
+	carry   []byte // incomplete UTF-8 sequence at the end of the previous chunk
+	heldCR  bool   // a CR ended the previous chunk; a leading LF of the next chunk joins it
+
+	text strings.Builder
+}
+
+func newSanitizer(token string) *sanitizer {
+	return &sanitizer{
+		promptPrefix: "133;D;",
+		promptSuffix: ";aid=" + token,
+		contPayload:  "133;dsh-ps2;aid=" + token,
+	}
+}
+
+// emitFunc receives sanitized text (kind evText) and events in stream order.
+type emitFunc func(kind eventKind, text string, status int)
+
+// feed sanitizes p and reports text and events through emit, in order. Text is reported in
+// pieces that never split a UTF-8 sequence; a sequence cut by the end of p is completed by the
+// next call (or becomes U+FFFD at flush).
+func (z *sanitizer) feed(p []byte, emit emitFunc) {
+	if len(z.carry) > 0 {
+		p = append(z.carry, p...)
+		z.carry = nil
+	}
+	z.feedBytes(p, emit)
+	z.flushText(emit)
+}
+
+func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
+	for i := 0; i < len(p); {
+		b := p[i]
+		if z.state != escNone {
+			z.escape(b, emit)
+			i++
+			continue
+		}
+		if z.heldCR {
+			z.heldCR = false
+			z.text.WriteByte('\n')
+			if b == '\n' {
+				i++
+				continue
+			}
+		}
+		switch {
+		case b == 0x1b:
+			z.state, z.escLen = escStart, 1
+			i++
+		case b == '\r':
+			if i == len(p)-1 {
+				z.heldCR = true
+			} else if i+1 < len(p) && p[i+1] == '\n' {
+				z.text.WriteByte('\n')
+				i++
+			} else {
+				z.text.WriteByte('\n')
+			}
+			i++
+		case b == '\n' || b == '\t':
+			z.text.WriteByte(b)
+			i++
+		case b < 0x20 || b == 0x7f:
+			i++ // other C0 controls and DEL are dropped
+		case b < 0x80:
+			j := i + 1
+			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
+				j++
+			}
+			z.text.Write(p[i:j])
+			i = j
+		default:
+			if !utf8.FullRune(p[i:]) {
+				z.carry = append([]byte(nil), p[i:]...)
+				return
+			}
+			r, size := utf8.DecodeRune(p[i:])
+			z.putRune(r)
+			i += size
+		}
+	}
+}
+
+// putRune appends r unless it is a C1 control (U+0080–U+009F), which some terminals still
+// interpret (U+009B is a CSI).
+func (z *sanitizer) putRune(r rune) {
+	if r >= 0x80 && r <= 0x9f {
+		return
+	}
+	z.text.WriteRune(r)
+}
+
+func (z *sanitizer) escape(b byte, emit emitFunc) {
+	z.escLen++
+	if b == 0x18 || b == 0x1a { // CAN and SUB cancel any sequence
+		z.state = escNone
+		return
+	}
+	switch z.state {
+	case escStart:
+		switch {
+		case b == '[':
+			z.state = escCSI
+		case b == ']' || b == 'P' || b == 'X' || b == '^' || b == '_':
+			z.state = escString
+			z.isOSC = b == ']'
+			z.osc = z.osc[:0]
+			z.oscOver = false
+		case b == 0x1b:
+			z.state, z.escLen = escStart, 1 // ESC ESC: the first one is dropped
+		case b >= 0x20 && b <= 0x2f:
+			z.state = escInter
+		default:
+			z.state = escNone // two-byte escape (or a control after ESC): dropped
+		}
+	case escInter:
+		if b == 0x1b {
+			z.state, z.escLen = escStart, 1
+		} else if b < 0x20 || b > 0x2f || z.escLen > maxEscape {
+			z.state = escNone
+		}
+	case escCSI:
+		if b >= 0x40 && b <= 0x7e {
+			z.state = escNone
+		} else if b == 0x1b {
+			z.state, z.escLen = escStart, 1
+		} else if b < 0x20 || b > 0x3f {
+			// Not a CSI byte: the sequence is malformed. Drop it and this byte.
+			z.state = escNone
+		}
+		// A CSI is never stored, so an over-long one costs nothing: it is discarded through
+		// its final byte.
+	case escString:
+		switch b {
+		case 0x07:
+			z.endString(emit)
+		case 0x1b:
+			z.state = escStringE
+		default:
+			if len(z.osc) < maxOSCPayload {
+				z.osc = append(z.osc, b)
+			} else {
+				z.oscOver = true
+			}
+		}
+	case escStringE:
+		if b == '\\' {
+			z.endString(emit)
+			return
+		}
+		// ESC not followed by '\': the string is abandoned and a new escape starts here.
+		z.state, z.escLen = escStart, 1
+		z.escape(b, emit)
+	}
+}
+
+func (z *sanitizer) endString(emit emitFunc) {
+	z.state = escNone
+	if !z.isOSC || z.oscOver {
+		return
+	}
+	payload := string(z.osc)
+	switch {
+	case payload == z.contPayload:
+		z.flushText(emit)
+		emit(evCont, "", 0)
+	case strings.HasPrefix(payload, z.promptPrefix) && strings.HasSuffix(payload, z.promptSuffix):
+		digits := payload[len(z.promptPrefix) : len(payload)-len(z.promptSuffix)]
+		status, ok := parseStatus(digits)
+		if !ok {
+			return
+		}
+		z.flushText(emit)
+		emit(evPrompt, "", status)
+	}
+}
+
+// flush ends the stream: a held CR becomes a newline, a dangling UTF-8 sequence becomes U+FFFD
+// and an unfinished escape is dropped.
+func (z *sanitizer) flush(emit emitFunc) {
+	if z.heldCR {
+		z.heldCR = false
+		z.text.WriteByte('\n')
+	}
+	if len(z.carry) > 0 {
+		z.carry = nil
+		z.text.WriteRune(utf8.RuneError)
+	}
+	z.state = escNone
+	z.flushText(emit)
+}
+
+func (z *sanitizer) flushText(emit emitFunc) {
+	if z.text.Len() == 0 {
+		return
+	}
+	s := z.text.String()
+	z.text.Reset()
+	emit(evText, s, 0)
+}
+
+// parseStatus parses an exit status of one to three decimal digits (0–255).
+func parseStatus(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 3 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, n <= 255
+}

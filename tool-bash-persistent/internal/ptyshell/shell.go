@@ -1,0 +1,796 @@
+package ptyshell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults applied by Start to zero fields of Config.
+const (
+	DefaultRows           = 40
+	DefaultCols           = 160
+	DefaultMaxOutputChars = 16_000
+	DefaultKillGrace      = 2 * time.Second
+	// Prompt is the primary prompt. It is re-asserted before every prompt, so a command that
+	// sets PS1 changes it for zero prompts; it never appears in an Output.
+	Prompt = "dsh> "
+)
+
+// TagVar is the environment variable that marks every process a shell starts. Its value is
+// the harness's process id, a dash and a random id per shell; processes that leave the shell's
+// session are still found by it when the shell is closed.
+const TagVar = "DSH_PTY_SESSION_ID"
+
+// DefaultArgs are the arguments bash is started with: no profile, no rc file, interactive.
+var DefaultArgs = []string{"--noprofile", "--norc", "-i"}
+
+// Errors returned by Run.
+var (
+	// ErrBusy is returned when Run is called while another Run of the same shell is active.
+	ErrBusy = errors.New("the shell is already running a command")
+	// ErrBroken is returned by Run after a Run of the same shell was cancelled or failed to
+	// send its command: the shell may hold half a command and must be closed.
+	ErrBroken = errors.New("the shell was left in an unknown state by an interrupted call; close it")
+	// ErrClosed is returned by Run on a closed shell.
+	ErrClosed = errors.New("the shell is closed")
+)
+
+// Config describes a shell to start.
+type Config struct {
+	// Bash is the bash binary; empty means "bash" looked up in PATH.
+	Bash string
+	// Args are bash's arguments; nil means DefaultArgs.
+	Args []string
+	// Dir is the shell's initial working directory; empty means the current one.
+	Dir string
+	// Env is the environment (NAME=value entries) before Start adds the variables it needs:
+	// TERM=dumb, PS1, PS2, PROMPT_COMMAND, HISTFILE (empty), HISTSIZE=0, IGNOREEOF,
+	// DSH_SHELL=1 and DSH_PTY_SESSION_ID. Start does not scrub it; the caller does.
+	Env []string
+	// Rows and Cols are the terminal size (40×160).
+	Rows, Cols uint16
+	// MaxOutputChars is the rune budget of one command's Output, split between head and tail
+	// (16,000).
+	MaxOutputChars int
+	// KillGrace is how long Close waits after SIGHUP and SIGTERM before SIGKILL (2 s).
+	KillGrace time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Bash == "" {
+		p, err := exec.LookPath("bash")
+		if err != nil {
+			return c, fmt.Errorf("find bash: %w", err)
+		}
+		c.Bash = p
+	}
+	if c.Args == nil {
+		c.Args = DefaultArgs
+	}
+	if c.Rows == 0 {
+		c.Rows = DefaultRows
+	}
+	if c.Cols == 0 {
+		c.Cols = DefaultCols
+	}
+	if c.MaxOutputChars == 0 {
+		c.MaxOutputChars = DefaultMaxOutputChars
+	}
+	if c.KillGrace == 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	switch {
+	case c.MaxOutputChars < 0:
+		return c, fmt.Errorf("MaxOutputChars must be positive, got %d", c.MaxOutputChars)
+	case c.KillGrace < 0:
+		return c, fmt.Errorf("KillGrace must not be negative, got %v", c.KillGrace)
+	}
+	return c, nil
+}
+
+// Outcome says how a Run ended.
+type Outcome int
+
+const (
+	// Completed: the command ran to its end; Result.ExitCode is its status.
+	Completed Outcome = iota
+	// AtPrompt: the shell came back to its prompt without finishing the wrapper line, for
+	// instance after `exec bash`, a command interrupted by SIGINT, or a stdin wait answered by
+	// interrupting the shell's own read. The shell is kept.
+	AtPrompt
+	// Continuation: the shell stopped at its continuation prompt (PS2) waiting for the rest of
+	// the line; it was interrupted back to its prompt and the command did not run. The shell
+	// is kept.
+	Continuation
+	// ShellExited: the shell process ended (exit, exec of a program that ended, a signal).
+	// Result.Exit says how; the shell is closed and its processes are gone.
+	ShellExited
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Completed:
+		return "completed"
+	case AtPrompt:
+		return "at prompt"
+	case Continuation:
+		return "continuation prompt"
+	case ShellExited:
+		return "shell exited"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Exit is how the shell process ended. Known is false when the status could not be read;
+// otherwise Signal is the signal name (for example "SIGKILL") when a signal ended it, and Code
+// its exit code when it exited.
+type Exit struct {
+	Known  bool
+	Code   int
+	Signal string
+}
+
+// Result is what one Run observed.
+type Result struct {
+	Outcome Outcome
+	// Output is what the command printed (partial for every outcome but Completed).
+	Output Output
+	// ExitCode is the command's status when Outcome is Completed.
+	ExitCode int
+	// Exit is how the shell ended when Outcome is ShellExited.
+	Exit Exit
+	// StdinEOFs counts the times a program blocked reading the terminal was sent end-of-file.
+	StdinEOFs int
+	// Interrupted is set when a program that kept waiting for input was sent SIGINT.
+	Interrupted bool
+	// Killed is set when a program that still kept waiting for input was sent SIGKILL.
+	Killed bool
+}
+
+// Shell is one interactive bash on its own pseudo-terminal. Commands run one at a time with
+// Run; Interrupt and Close may be called from any goroutine at any time. A Shell starts two
+// goroutines (the terminal reader and the process waiter), which end when the shell is closed.
+type Shell struct {
+	cfg   Config
+	cmd   *exec.Cmd
+	ptmx  *os.File
+	pid   int
+	tty   uint64 // device number of the terminal
+	tag   string // DSH_PTY_SESSION_ID=…, inherited by every process the shell starts
+	token string // marks our prompt escapes
+
+	mu       sync.Mutex
+	san      *sanitizer
+	track    *tracker // the running command, nil between commands
+	prompts  int      // primary prompts seen since start
+	known    map[int]uint64
+	notify   chan struct{}
+	exitInfo Exit
+
+	exited     chan struct{} // closed when the shell process has been waited for
+	readerDone chan struct{} // closed when the reader goroutine has returned
+
+	runMu  sync.Mutex
+	broken bool // guarded by runMu
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    chan struct{}
+}
+
+// Start starts bash on a new pseudo-terminal in its own session and waits for its first prompt.
+// ctx bounds the wait; when it ends, or the shell exits first, the half-started shell is closed
+// and an error is returned. The returned Shell must be closed by the caller.
+func Start(ctx context.Context, cfg Config) (*Shell, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	becomeSubreaper()
+	s := &Shell{
+		cfg:        cfg,
+		token:      newNonce()[:16],
+		tag:        TagVar + "=" + strconv.Itoa(os.Getpid()) + "-" + newNonce()[:16],
+		known:      map[int]uint64{},
+		notify:     make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		readerDone: make(chan struct{}),
+		closed:     make(chan struct{}),
+	}
+	s.san = newSanitizer(s.token)
+
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open pseudo-terminal: %w", err)
+	}
+	defer tty.Close()
+	fail := func(what string, err error) (*Shell, error) {
+		ptmx.Close()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	// Size and modes are set on the terminal side, which the child receives in blocking mode
+	// anyway; the master stays non-blocking so Close can interrupt a pending read.
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: cfg.Rows, Cols: cfg.Cols}); err != nil {
+		return fail("set terminal size", err)
+	}
+	if err := setEchoOff(tty.Fd()); err != nil {
+		return fail("turn terminal echo off", err)
+	}
+	if s.tty, err = ttyDev(tty); err != nil {
+		return fail("stat terminal", err)
+	}
+
+	cmd := exec.Command(cfg.Bash, cfg.Args...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = s.environ(cfg.Env)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		return fail("start bash", err)
+	}
+	tty.Close()
+	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	go s.read()
+	go s.wait()
+
+	for {
+		s.mu.Lock()
+		ready := s.prompts > 0
+		s.mu.Unlock()
+		if ready {
+			return s, nil
+		}
+		select {
+		case <-s.notify:
+		case <-s.exited:
+			s.Close()
+			return nil, errors.New("PTY shell exited during startup")
+		case <-ctx.Done():
+			s.Close()
+			return nil, fmt.Errorf("PTY shell did not reach its prompt: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// environ returns base with the shell's control variables set (later entries win in os/exec,
+// but duplicates are removed anyway so the child's environment is unambiguous).
+func (s *Shell) environ(base []string) []string {
+	ps2 := `\[\e]133;dsh-ps2;aid=` + s.token + `\a\]> `
+	set := []string{
+		"TERM=dumb",
+		"PS1=" + Prompt,
+		"PS2=" + ps2,
+		`PROMPT_COMMAND=\builtin printf '\033]133;D;%s;aid=` + s.token + `\007' "$?"; PS1='` + Prompt + `'; PS2='` + ps2 + `'`,
+		"HISTFILE=",
+		"HISTSIZE=0",
+		"IGNOREEOF=10",
+		"DSH_SHELL=1",
+		"BASH_SILENCE_DEPRECATION_WARNING=1",
+		s.tag,
+	}
+	names := map[string]bool{}
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		names[name] = true
+	}
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && !names[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}
+
+// Pid returns the process id of the shell.
+func (s *Shell) Pid() int { return s.pid }
+
+// Done returns a channel closed once the shell process has ended.
+func (s *Shell) Done() <-chan struct{} { return s.exited }
+
+// Exited reports whether the shell process has ended.
+func (s *Shell) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Shell) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// read is the reader goroutine: it feeds the terminal's output through the sanitizer to the
+// current command until the terminal reports an error (EIO once no process holds it, or the
+// master being closed).
+func (s *Shell) read() {
+	defer close(s.readerDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			s.mu.Lock()
+			s.san.feed(buf[:n], s.emit)
+			s.mu.Unlock()
+			s.wake()
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.san.flush(s.emit)
+			s.mu.Unlock()
+			s.wake()
+			return
+		}
+	}
+}
+
+// emit is the sanitizer's callback; s.mu is held.
+func (s *Shell) emit(kind eventKind, text string, status int) {
+	if kind == evPrompt {
+		s.prompts++
+	}
+	if s.track != nil {
+		s.track.event(kind, text, status)
+	}
+}
+
+// wait is the waiter goroutine: it reaps the shell and records how it ended.
+func (s *Shell) wait() {
+	_ = s.cmd.Wait()
+	e := Exit{}
+	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		e.Known = true
+		if ws.Signaled() {
+			e.Signal = unix.SignalName(ws.Signal())
+			if e.Signal == "" {
+				e.Signal = fmt.Sprintf("signal %d", int(ws.Signal()))
+			}
+		} else {
+			e.Code = ws.ExitStatus()
+		}
+	}
+	s.mu.Lock()
+	s.exitInfo = e
+	s.mu.Unlock()
+	close(s.exited)
+	s.wake()
+}
+
+// Probe timing: the first look for a program blocked on the terminal comes after probeFirst
+// and the interval doubles up to probeMax. A wait is acted on only when two consecutive looks
+// see the same blocked thread without it having run in between, so output still in flight to
+// the reader can never be mistaken for a wait.
+const (
+	probeFirst = 8 * time.Millisecond
+	probeMax   = 100 * time.Millisecond
+)
+
+// Stdin-wait answers: each process blocked reading the terminal is sent end-of-file up to
+// eofPerProcess times (eofPerRun in all), then SIGINT once, then SIGKILL.
+const (
+	eofPerProcess = 3
+	eofPerRun     = 16
+)
+
+// answered counts the answers given to one process blocked reading the terminal.
+type answered struct{ eofs, ints int }
+
+// Run types command into the shell as one wrapped line and waits for it to finish. cd, exported
+// variables, functions, aliases and jobs persist between runs because the command is evaluated
+// by the shell itself.
+//
+// Run returns when the command's end marker and the next prompt have been seen (Completed), the
+// shell is back at its prompt without it (AtPrompt), the shell stopped at its continuation
+// prompt and was interrupted (Continuation), or the shell exited (ShellExited: the shell is then
+// closed, its processes gone and its output drained). A program that blocks reading the
+// terminal is answered with end-of-file, as if its input were empty; one that keeps waiting is
+// interrupted, then killed.
+//
+// When ctx ends first, Run returns the partial Result and context.Cause(ctx); the shell is then
+// broken (later Runs fail with ErrBroken) and should be closed. Run returns ErrBusy when
+// another Run is active and ErrClosed after Close; a failure to write the command is returned
+// as an error and also breaks the shell.
+func (s *Shell) Run(ctx context.Context, command string) (Result, error) {
+	if !s.runMu.TryLock() {
+		return Result{}, ErrBusy
+	}
+	defer s.runMu.Unlock()
+	select {
+	case <-s.closed:
+		if s.Exited() {
+			return s.exitResult(nil), nil
+		}
+		return Result{}, ErrClosed
+	default:
+	}
+	if s.broken {
+		return Result{}, ErrBroken
+	}
+	if s.Exited() {
+		s.Close()
+		return s.exitResult(nil), nil
+	}
+	if err := context.Cause(ctx); err != nil {
+		return Result{}, err
+	}
+	s.sweepOrphans()
+	nonce := newNonce()
+	return s.runLine(ctx, nonce, wrapLine(nonce, command))
+}
+
+// runLine types line (which prints the markers of nonce) and follows it; s.runMu is held.
+func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error) {
+	tr := newTracker(nonce, s.cfg.MaxOutputChars)
+	s.mu.Lock()
+	s.track = tr
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.track = nil
+		s.mu.Unlock()
+	}()
+
+	if err := s.write(ctx, line+"\r"); err != nil {
+		s.broken = true
+		if cause := context.Cause(ctx); cause != nil {
+			return Result{Output: s.outputOf(tr)}, cause
+		}
+		if s.Exited() {
+			s.Close()
+			return s.exitResult(tr), nil
+		}
+		return Result{}, fmt.Errorf("send command to the shell: %w", err)
+	}
+
+	var (
+		res      Result
+		contSent bool
+		answers  = map[[2]uint64]answered{} // (pid, start) → answers given
+		seen     *waiter                    // blocked thread seen by the previous look
+		acted    *waiter                    // blocked thread last answered
+		interval = probeFirst
+		timer    = time.NewTimer(probeFirst)
+	)
+	defer timer.Stop()
+	finish := func(o Outcome) (Result, error) {
+		s.mu.Lock()
+		res.Outcome = o
+		res.ExitCode = tr.status
+		res.Output = tr.output()
+		s.mu.Unlock()
+		return res, nil
+	}
+	for {
+		s.mu.Lock()
+		ph, cont := tr.phase, tr.cont
+		s.mu.Unlock()
+		switch ph {
+		case phaseReady:
+			return finish(Completed)
+		case phasePrompt:
+			if contSent {
+				return finish(Continuation)
+			}
+			return finish(AtPrompt)
+		}
+		if s.Exited() {
+			s.Close() // stops what is left and drains the terminal
+			r := s.exitResult(tr)
+			r.StdinEOFs, r.Interrupted, r.Killed = res.StdinEOFs, res.Interrupted, res.Killed
+			return r, nil
+		}
+		if cont && !contSent {
+			contSent = true
+			_ = s.Interrupt()
+		}
+
+		select {
+		case <-s.notify:
+			continue
+		case <-s.exited:
+			continue
+		case <-ctx.Done():
+			s.broken = true
+			s.mu.Lock()
+			res.Output = tr.output()
+			s.mu.Unlock()
+			return res, context.Cause(ctx)
+		case <-timer.C:
+		}
+
+		// A look at who is blocked reading the terminal.
+		interval = min(interval*2, probeMax)
+		timer.Reset(interval)
+		if ph != phaseBody && ph != phaseEnded {
+			seen = nil
+			continue
+		}
+		w, fg, ok := s.blockedReader()
+		if !ok {
+			seen = nil
+			continue
+		}
+		confirmed := seen != nil && *seen == w
+		seen = &w
+		if !confirmed {
+			continue
+		}
+		if ph == phaseEnded {
+			// The end marker came but no prompt marker: PROMPT_COMMAND was changed. The shell
+			// itself reading the terminal is its prompt.
+			if w.pid == s.pid {
+				return finish(Completed)
+			}
+			continue
+		}
+		if acted != nil && *acted == w {
+			continue // our answer has not been consumed yet
+		}
+		key := [2]uint64{uint64(w.pid), w.start}
+		a := answers[key]
+		switch {
+		case a.eofs < eofPerProcess && res.StdinEOFs < eofPerRun:
+			a.eofs++
+			res.StdinEOFs++
+			_ = s.write(ctx, string([]byte{s.eof()}))
+		case a.ints == 0:
+			a.ints++
+			res.Interrupted = true
+			_ = unix.Kill(-fg, unix.SIGINT)
+		case fg != s.pid:
+			res.Killed = true
+			_ = unix.Kill(-fg, unix.SIGKILL)
+		default:
+			// The shell keeps reading the terminal without printing its prompt marker after
+			// end-of-file and SIGINT: it is at a prompt we do not recognise.
+			return finish(AtPrompt)
+		}
+		answers[key] = a
+		if a.ints == 0 {
+			// An end-of-file is typed: wait until the thread has consumed it. A signal needs no
+			// such wait (and an ignored one would never wake the thread).
+			w2 := w
+			acted = &w2
+		}
+		seen = nil
+	}
+}
+
+// blockedReader returns the first thread of the foreground group blocked reading the terminal.
+func (s *Shell) blockedReader() (waiter, int, bool) {
+	fg := -1
+	if sc, err := s.ptmx.SyscallConn(); err == nil {
+		_ = sc.Control(func(fd uintptr) {
+			if g, err := foregroundGroup(fd); err == nil {
+				fg = g
+			}
+		})
+	}
+	if fg <= 0 {
+		return waiter{}, 0, false
+	}
+	ws := ttyWaiters(s.pid, fg, s.tty)
+	if len(ws) == 0 {
+		return waiter{}, fg, false
+	}
+	return ws[0], fg, true
+}
+
+func (s *Shell) eof() byte {
+	c := byte(0x04)
+	if sc, err := s.ptmx.SyscallConn(); err == nil {
+		_ = sc.Control(func(fd uintptr) { c = eofChar(fd) })
+	}
+	return c
+}
+
+// write writes text to the terminal, giving up when ctx ends.
+func (s *Shell) write(ctx context.Context, text string) error {
+	stop := context.AfterFunc(ctx, func() { _ = s.ptmx.SetWriteDeadline(time.Unix(1, 0)) })
+	_, err := s.ptmx.Write([]byte(text))
+	if !stop() {
+		_ = s.ptmx.SetWriteDeadline(time.Time{})
+		if err == nil {
+			err = context.Cause(ctx)
+		}
+	}
+	return err
+}
+
+func (s *Shell) outputOf(tr *tracker) Output {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return tr.output()
+}
+
+// exitResult is the Result of a shell found exited; tr, when non-nil, supplies the output.
+func (s *Shell) exitResult(tr *tracker) Result {
+	<-s.exited
+	r := Result{Outcome: ShellExited}
+	s.mu.Lock()
+	r.Exit = s.exitInfo
+	if tr != nil {
+		r.Output = tr.output()
+	}
+	s.mu.Unlock()
+	return r
+}
+
+// Interrupt sends SIGINT to the terminal's foreground process group (the running program, or
+// the shell itself at a prompt). It never types a Ctrl-C, so it works on programs that turned
+// the terminal's signal keys off.
+func (s *Shell) Interrupt() error {
+	var fg int
+	var ferr error
+	sc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("interrupt: %w", err)
+	}
+	if err := sc.Control(func(fd uintptr) { fg, ferr = foregroundGroup(fd) }); err != nil {
+		return fmt.Errorf("interrupt: %w", err)
+	}
+	if ferr != nil || fg <= 0 {
+		return fmt.Errorf("cannot resolve the foreground process group of terminal of shell %d", s.pid)
+	}
+	if err := unix.Kill(-fg, unix.SIGINT); err != nil {
+		return fmt.Errorf("interrupt process group %d: %w", fg, err)
+	}
+	return nil
+}
+
+// sweepOrphans reaps processes of this shell that were re-parented to this process and have
+// ended since, and remembers live ones (by pid and start time) so they are found at Close
+// even after they change their environment's visibility.
+func (s *Shell) sweepOrphans() {
+	kids, ok := childrenOf(os.Getpid())
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pid := range kids {
+		if pid == s.pid {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok {
+			continue
+		}
+		if start, known := s.known[pid]; known && start == st.start {
+			if st.dead() {
+				reap(st, s.pid)
+				delete(s.known, pid)
+			}
+			continue
+		}
+		if !st.dead() && hasEnv(pid, s.tag) {
+			s.known[pid] = st.start
+		}
+	}
+}
+
+// Close stops the shell and every process it started: its descendants, the members of its
+// session and processes carrying its environment tag (those that left with setsid or a double
+// fork), each identified by pid and start time. They get SIGHUP, SIGTERM and SIGCONT, then
+// SIGKILL after KillGrace; stopped ones re-parented here are reaped. Close then drains and
+// closes the terminal and waits for the shell's goroutines. It is idempotent and safe to call
+// concurrently with Run (which then reports the exit); it returns an error when processes
+// survived.
+func (s *Shell) Close() error {
+	s.closeOnce.Do(func() {
+		s.closeErr = s.teardown()
+		close(s.closed)
+	})
+	<-s.closed
+	return s.closeErr
+}
+
+func (s *Shell) teardown() error {
+	s.mu.Lock()
+	known := make(map[int]uint64, len(s.known))
+	for k, v := range s.known {
+		known[k] = v
+	}
+	s.mu.Unlock()
+
+	signalled := map[[2]uint64]bool{}
+	soft := func(ms []procStat) {
+		for _, st := range ms {
+			k := [2]uint64{uint64(st.pid), st.start}
+			if st.dead() || signalled[k] {
+				continue
+			}
+			signalled[k] = true
+			signalExact(st, unix.SIGHUP)
+			signalExact(st, unix.SIGTERM)
+			signalExact(st, unix.SIGCONT)
+		}
+	}
+	live := func() []procStat {
+		ms := members(s.pid, s.tag, known)
+		for _, st := range ms {
+			known[st.pid] = st.start
+		}
+		var out []procStat
+		for _, st := range ms {
+			if st.dead() {
+				reap(st, s.pid)
+				continue
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+
+	ms := live()
+	soft(ms)
+	deadline := time.Now().Add(s.cfg.KillGrace)
+	for len(ms) > 0 && time.Now().Before(deadline) {
+		s.pause(10 * time.Millisecond)
+		ms = live()
+		soft(ms)
+	}
+	for round := 0; len(ms) > 0 && round < 200; round++ {
+		for _, st := range ms {
+			signalExact(st, unix.SIGKILL)
+		}
+		s.pause(5 * time.Millisecond)
+		ms = live()
+	}
+
+	var errs []error
+	if len(ms) > 0 {
+		pids := make([]string, 0, len(ms))
+		for _, st := range ms {
+			pids = append(pids, fmt.Sprint(st.pid))
+		}
+		slices.Sort(pids)
+		errs = append(errs, fmt.Errorf("PTY cleanup failed: processes %s survived SIGKILL", strings.Join(pids, ", ")))
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		errs = append(errs, fmt.Errorf("PTY cleanup failed: shell %d was not reaped", s.pid))
+	}
+	// Every holder of the terminal is gone, so the reader sees the end of it once it has read
+	// what is left; closing the master bounds the wait if an unknown process still holds it.
+	select {
+	case <-s.readerDone:
+	case <-time.After(time.Second):
+	}
+	if err := s.ptmx.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		errs = append(errs, fmt.Errorf("close terminal: %w", err))
+	}
+	<-s.readerDone
+	for _, st := range members(s.pid, s.tag, known) {
+		if st.dead() {
+			reap(st, s.pid)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pause waits d; it is the poll interval of Close while it watches processes go away.
+func (s *Shell) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	<-t.C
+}

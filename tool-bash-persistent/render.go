@@ -1,0 +1,114 @@
+package persistentbash
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
+)
+
+// Model-facing texts of a result.
+const (
+	// ResetText ends every result after which the owner's shell was replaced.
+	ResetText = "The persistent bash shell was reset; the next bash call starts from the workspace with a fresh current directory and environment."
+	// ContinuationText answers a command that left the shell at its continuation prompt.
+	ContinuationText = "[the shell stopped at its continuation prompt, waiting for the rest of the command (an unclosed quote, here-document or trailing backslash); it was interrupted and the command did not run; the shell's state is kept]"
+	// StdinEOFText notes that a program waiting for terminal input was sent end-of-file.
+	StdinEOFText = "[stdin: the command waited for input on the terminal and was sent end-of-file; this tool cannot type input: pipe it in, use a here-document or a file, or run the program non-interactively]"
+	// StdinInterruptText notes that a program kept waiting for input and was interrupted.
+	StdinInterruptText = "[stdin: a program kept waiting for input on the terminal and was interrupted (SIGINT)]"
+	// StdinKillText notes that a program still kept waiting for input and was killed.
+	StdinKillText = "[stdin: a program still kept waiting for input on the terminal and was killed (SIGKILL)]"
+)
+
+// clipNotice is the line placed between the head and the tail of clipped output.
+func clipNotice(chars, lines int64) string {
+	return fmt.Sprintf("[output clipped: %d characters (%d lines) omitted from the middle; narrow the command (grep -n, head, tail, sed -n) to see them]", chars, lines)
+}
+
+// outputText joins head, clip notice and tail.
+func outputText(o ptyshell.Output) string {
+	if !o.Clipped() {
+		return o.Head + o.Tail
+	}
+	var b strings.Builder
+	b.WriteString(o.Head)
+	if o.Head != "" && !strings.HasSuffix(o.Head, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(clipNotice(o.OmittedChars, o.OmittedLines))
+	b.WriteByte('\n')
+	b.WriteString(o.Tail)
+	return b.String()
+}
+
+// joinLines joins the non-empty parts with newlines.
+func joinLines(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// render returns the model-facing text of a finished run. reset reports whether the shell is
+// gone (the result then ends with ResetText).
+func render(r ptyshell.Result) (text string, reset bool) {
+	notes := stdinNotes(r)
+	switch r.Outcome {
+	case ptyshell.Completed:
+		status := ""
+		if r.ExitCode != 0 {
+			status = "[exit code: " + strconv.Itoa(r.ExitCode) + "]"
+		}
+		return joinLines(outputText(r.Output), notes, status), false
+	case ptyshell.Continuation:
+		return joinLines(outputText(r.Output), ContinuationText), false
+	case ptyshell.ShellExited:
+		return joinLines(outputText(r.Output), notes, exitLine(r.Exit), ResetText), true
+	default: // AtPrompt
+		return joinLines(outputText(r.Output), notes), false
+	}
+}
+
+func stdinNotes(r ptyshell.Result) string {
+	var notes []string
+	if r.StdinEOFs > 0 {
+		notes = append(notes, StdinEOFText)
+	}
+	if r.Interrupted {
+		notes = append(notes, StdinInterruptText)
+	}
+	if r.Killed {
+		notes = append(notes, StdinKillText)
+	}
+	return strings.Join(notes, "\n")
+}
+
+// exitLine describes how the shell process ended.
+func exitLine(e ptyshell.Exit) string {
+	switch {
+	case !e.Known:
+		return "[shell exited]"
+	case e.Signal != "":
+		return "[shell killed by signal: " + e.Signal + "]"
+	default:
+		return "[shell exited: code " + strconv.Itoa(e.Code) + "]"
+	}
+}
+
+// timeoutText is the result of a call whose deadline passed: the partial output, then the
+// reset notice. The seconds are rounded half up.
+func timeoutText(d time.Duration, partial ptyshell.Output) string {
+	secs := int64(math.Round(d.Seconds()))
+	return fmt.Sprintf("Your command timed out after %d seconds. Below is partial output:\n%s\n%s", secs, outputText(partial), ResetText)
+}

@@ -1,0 +1,281 @@
+package persistentbash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
+	"github.com/dsh-go/dsh/tools"
+)
+
+// ToolName is the name the model calls.
+const ToolName = "bash"
+
+// Args are the model's arguments to the bash tool.
+type Args struct {
+	Command string `json:"command" jsonschema:"The bash command to run. Relative path is preferred in the command."`
+}
+
+// Errors a call can fail with (the model reads "Error: " + the message).
+var (
+	ErrNoOwner      = errors.New("bash requires an owning agent session")
+	ErrEmptyCommand = errors.New("command must be a non-empty string")
+	ErrClosed       = errors.New("tool-bash-persistent is closed")
+	errTimedOut     = errors.New("persistent bash command timed out")
+	errDisposed     = errors.New("tool-bash-persistent was closed during the call")
+	errReleased     = errors.New("the agent session's shell was released")
+)
+
+// Shells is the persistent bash tool: one interactive shell per owning agent, started on the
+// owner's first call in the owner's directory and kept until it exits, a call times out or is
+// cancelled, the owner is released or the tool is closed.
+//
+// Calls of one owner run one at a time in arrival order; a call that is cancelled while queued
+// leaves the queue and never starts a shell. Calls of different owners run in parallel. All
+// methods are safe for concurrent use.
+type Shells struct {
+	cfg  Config
+	tool *tools.Tool
+	env  []string
+
+	life   context.Context // cancelled by Close, so pending starts and runs end
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	owners map[string]*owner
+	closed bool
+	calls  sync.WaitGroup // calls between admission and return
+}
+
+// owner is one agent's shell slot. Holding turn (a send on it) is the right to run; shell is
+// read and written under Shells.mu so Release and Close can reach a running shell.
+type owner struct {
+	turn  chan struct{}
+	shell *ptyshell.Shell
+	gone  bool
+}
+
+// New returns the persistent bash tool configured by cfg (see [Config] for defaults), or an
+// error naming the first invalid field. No shell starts before the first call.
+func New(cfg Config) (*Shells, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Shells{
+		cfg:    cfg,
+		env:    environ(os.Environ(), cfg.ScrubPatterns, cfg.ScrubPrefixes, cfg.KeepEnv, cfg.Env),
+		owners: map[string]*owner{},
+	}
+	s.life, s.cancel = context.WithCancelCause(context.Background())
+	s.tool, err = tools.New(ToolName, cfg.Description, s.call,
+		tools.WithCallView(func(a Args) (tools.CallView, bool) {
+			return tools.CallView{Terminal: &tools.TerminalCall{Command: a.Command}}, true
+		}),
+		tools.WithResultView(presentResult))
+	if err != nil {
+		return nil, fmt.Errorf("tool-bash-persistent: %w", err)
+	}
+	return s, nil
+}
+
+// Tool returns the model-facing bash tool, to register in a [tools.Registry].
+func (s *Shells) Tool() *tools.Tool { return s.tool }
+
+func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Result, error) {
+	if call.Agent == nil || call.Agent.Owner == "" {
+		return tools.Result{}, ErrNoOwner
+	}
+	if strings.TrimSpace(args.Command) == "" {
+		return tools.Result{}, ErrEmptyCommand
+	}
+	if i := strings.IndexByte(args.Command, 0); i >= 0 {
+		return tools.Result{}, fmt.Errorf("command contains a NUL byte at offset %d; bash cannot receive it", i)
+	}
+	o, err := s.admit(ctx, call.Agent.Owner)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	defer s.calls.Done()
+	select {
+	case o.turn <- struct{}{}:
+	case <-ctx.Done():
+		return tools.Result{}, context.Cause(ctx)
+	case <-s.life.Done():
+		return tools.Result{}, ErrClosed
+	}
+	defer func() { <-o.turn }()
+	if err := context.Cause(ctx); err != nil {
+		return tools.Result{}, err // cancelled while queued: nothing is started
+	}
+
+	base, cancelBase := context.WithCancelCause(ctx)
+	defer cancelBase(nil)
+	stop := context.AfterFunc(s.life, func() { cancelBase(errDisposed) })
+	defer stop()
+	runCtx, cancelRun := context.WithTimeoutCause(base, s.cfg.Timeout, errTimedOut)
+	defer cancelRun()
+
+	sh, err := s.shellFor(runCtx, o, call.Agent.Dir)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	res, err := sh.Run(runCtx, args.Command)
+	if err != nil {
+		cause := context.Cause(runCtx)
+		s.drop(o, sh)
+		switch {
+		case errors.Is(cause, errTimedOut):
+			return tools.Text(timeoutText(s.cfg.Timeout, res.Output)), nil
+		case errors.Is(cause, errDisposed):
+			return tools.Result{}, errDisposed
+		case ctx.Err() != nil:
+			return tools.Result{}, context.Cause(ctx)
+		}
+		return tools.Result{}, fmt.Errorf("persistent bash: %w", err)
+	}
+	text, reset := render(res)
+	if reset {
+		s.drop(o, sh)
+	}
+	return tools.Text(text), nil
+}
+
+// admit returns the owner's slot, creating it, and counts the call; it fails once the tool is
+// closed.
+func (s *Shells) admit(ctx context.Context, name string) (*owner, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	o := s.owners[name]
+	if o == nil {
+		o = &owner{turn: make(chan struct{}, 1)}
+		s.owners[name] = o
+	}
+	s.calls.Add(1)
+	return o, nil
+}
+
+// shellFor returns the owner's shell, starting one in dir (resolved against Workdir) when it
+// has none. The caller holds the owner's turn.
+func (s *Shells) shellFor(ctx context.Context, o *owner, dir string) (*ptyshell.Shell, error) {
+	s.mu.Lock()
+	sh, closed, gone := o.shell, s.closed, o.gone
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case gone:
+		return nil, errReleased
+	}
+	if sh != nil {
+		return sh, nil
+	}
+	switch {
+	case dir == "":
+		dir = s.cfg.Workdir
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(s.cfg.Workdir, dir)
+	}
+	sh, err := ptyshell.Start(ctx, ptyshell.Config{
+		Bash:           s.cfg.Bash,
+		Dir:            dir,
+		Env:            s.env,
+		MaxOutputChars: s.cfg.MaxOutputChars,
+		KillGrace:      s.cfg.KillGrace,
+	})
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errDisposed) {
+			return nil, errDisposed
+		}
+		return nil, fmt.Errorf("persistent bash shell did not start: %w", err)
+	}
+	s.mu.Lock()
+	closed, gone = s.closed, o.gone
+	if !closed && !gone {
+		o.shell = sh
+	}
+	s.mu.Unlock()
+	if closed || gone {
+		_ = sh.Close()
+		if closed {
+			return nil, ErrClosed
+		}
+		return nil, errReleased
+	}
+	return sh, nil
+}
+
+// drop forgets the owner's shell sh and closes it.
+func (s *Shells) drop(o *owner, sh *ptyshell.Shell) {
+	s.mu.Lock()
+	if o.shell == sh {
+		o.shell = nil
+	}
+	s.mu.Unlock()
+	_ = sh.Close()
+}
+
+// Release closes the shell of owner (an agent session that went away) and every process it
+// started; a call of that owner still running ends with the shell-exit result. A later call
+// of the same owner starts a fresh shell. It returns an error when processes survived.
+func (s *Shells) Release(owner string) error {
+	s.mu.Lock()
+	o := s.owners[owner]
+	delete(s.owners, owner)
+	var sh *ptyshell.Shell
+	if o != nil {
+		o.gone = true
+		sh = o.shell
+	}
+	s.mu.Unlock()
+	if sh == nil {
+		return nil
+	}
+	if err := sh.Close(); err != nil {
+		return fmt.Errorf("release %q: %w", owner, err)
+	}
+	return nil
+}
+
+// Close closes every shell and every process they started, ends pending calls (they fail with
+// an error) and waits for all calls to return. Later calls fail with ErrClosed. It is
+// idempotent; it returns an error when processes survived.
+func (s *Shells) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.calls.Wait()
+		return nil
+	}
+	s.closed = true
+	var shells []*ptyshell.Shell
+	for _, o := range s.owners {
+		o.gone = true
+		if o.shell != nil {
+			shells = append(shells, o.shell)
+		}
+	}
+	s.owners = nil
+	s.mu.Unlock()
+	s.cancel(errDisposed)
+
+	errs := make([]error, len(shells))
+	var wg sync.WaitGroup
+	for i, sh := range shells {
+		wg.Go(func() { errs[i] = sh.Close() })
+	}
+	wg.Wait()
+	s.calls.Wait()
+	return errors.Join(errs...)
+}
