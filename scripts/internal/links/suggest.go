@@ -53,8 +53,8 @@ func nearestAnchor(frag string, anchors []string) string {
 
 // suggestFile returns the root-relative path of an existing file close to
 // the missing target, or "". It first looks for a near name where the path
-// stopped resolving, then for a file of the same name elsewhere among the
-// sources (a moved file).
+// stopped resolving, then for the one source file elsewhere with the same
+// name (a moved file).
 func (c *checker) suggestFile(target string, r resolved) string {
 	if r.missing != "" {
 		names := c.tree.names(r.parent)
@@ -75,17 +75,20 @@ func (c *checker) suggestFile(target string, r resolved) string {
 			}
 		}
 	}
+	// A moved file: suggest it only when its name is unique among the
+	// sources, or every README.md would point at every other one.
 	base := path.Base(target)
-	best, bestD := "", -1
+	found := ""
 	for _, k := range c.known {
 		if path.Base(k) != base {
 			continue
 		}
-		if d := distance(target, k); bestD < 0 || d < bestD {
-			best, bestD = k, d
+		if found != "" {
+			return ""
 		}
+		found = k
 	}
-	return best
+	return found
 }
 
 // distance is the Levenshtein distance between a and b in runes.
