@@ -18,11 +18,19 @@ import (
 // "nobody" (UID 65534) through a copy of this test binary that it may
 // execute; as a normal user it runs as itself.
 func TestUnreadablePathsAreErrorsNotSilence(t *testing.T) {
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	// As root the gate runs as nobody, who must reach the files: use /tmp
+	// rather than a TMPDIR that may sit under a private home directory.
+	base := ""
+	if os.Geteuid() == 0 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "perm-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "bin")
 	repo := filepath.Join(dir, "repo")
@@ -55,7 +63,7 @@ func TestUnreadablePathsAreErrorsNotSilence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { os.Chmod(filepath.Join(repo, "locked-dir"), 0o755) })
+	t.Cleanup(func() { os.Chmod(filepath.Join(repo, "locked-dir"), 0o755) }) // runs before RemoveAll
 
 	self, err := os.Executable()
 	if err != nil {
