@@ -131,12 +131,19 @@ func (e *Executor) Run(g Gate) Result {
 
 	// Wait for the leader to exit without reaping it, so its PID (the
 	// group ID) cannot be reused while the rest of the group is killed.
-	waitExited(pgid)
+	// Where that wait is not available, reap first and kill right after.
+	var waitErr error
+	exited := waitExited(pgid)
+	if !exited {
+		waitErr = cmd.Wait()
+	}
 	e.mu.Lock()
 	delete(e.groups, pgid)
 	signalGroup(pgid, syscall.SIGKILL)
 	e.mu.Unlock()
-	waitErr := cmd.Wait()
+	if exited {
+		waitErr = cmd.Wait()
+	}
 
 	drained := make(chan struct{})
 	go func() { drain.Wait(); close(drained) }()

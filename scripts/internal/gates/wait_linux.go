@@ -6,8 +6,9 @@ import (
 )
 
 // waitExited blocks until the process pid has exited, leaving it
-// unreaped (waitid with WNOWAIT), so that its PID stays reserved.
-func waitExited(pid int) {
+// unreaped (waitid with WNOWAIT), so that its PID stays reserved. It
+// reports false if the wait failed and the process may still run.
+func waitExited(pid int) bool {
 	const (
 		pPID    = 1
 		wExited = 4
@@ -18,7 +19,7 @@ func waitExited(pid int) {
 		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
 			uintptr(unsafe.Pointer(&info[0])), wExited|wNoWait, 0, 0)
 		if errno != syscall.EINTR {
-			return
+			return errno == 0
 		}
 	}
 }

@@ -99,6 +99,7 @@ func TestExtract(t *testing.T) {
 		{"indented code ignored", "    [a](b.md)\n", ""},
 		{"autolink skipped", "<https://x.io> and www.example.com", ""},
 		{"raw html inline", `x <a href="h.md">h</a> <img src="i.png">`, "3:1:12:h.md 4:1:34:i.png"},
+		{"raw html over lines, in a quote too", "text <a\nhref=\"h.md\">x</a>\n\n> quote <a\n> href=\"q.md\">y</a>\n", "3:2:7:h.md 3:5:9:q.md"},
 		{"raw html block", "<p>\n<a class=\"c\" href='h.md'>x</a>\n</p>\n", "3:2:20:h.md"},
 		{"html comment ignored", "<!-- <a href=\"no.md\"> -->\n\ntext <!-- <img src=\"no.png\"> -->\n", ""},
 		{"a without href", `<a id="x"></a>`, ""},

@@ -111,9 +111,6 @@ func Read(root, rel string) ([]byte, []report.Finding, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", rel, unwrapPath(err))
 	}
-	if st.IsDir() {
-		return nil, nil, fmt.Errorf("%s: is a directory", rel)
-	}
 	if st.Size() > MaxFileSize {
 		return nil, []report.Finding{{Path: rel, Line: 1, Reason: "file",
 			Message: fmt.Sprintf("file is %d bytes, over the %d-byte limit; not checked", st.Size(), MaxFileSize)}}, nil
