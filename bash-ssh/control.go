@@ -226,11 +226,14 @@ func (e *Executor) checkGroups(c *conn, pgids []int) (map[int]bool, error) {
 }
 
 // openSession opens a session on a pooled connection, dialling when needed. A control session may
-// use the session every connection keeps free. When the server refuses a session (its own
-// MaxSessions is lower), the connection takes no more and another is tried; when the connection
-// turns out to have died unnoticed, a new one is dialled once.
+// use the session every connection keeps free. When the server refuses a session, it is tried again
+// after a short pause; a connection whose server keeps refusing (its MaxSessions is lower than
+// ours) takes no more sessions, and another connection is used. When the connection turns out to
+// have died unnoticed, a new one is dialled once.
 func (e *Executor) openSession(ctx context.Context, control bool) (*conn, ssh.Channel, <-chan *ssh.Request, error) {
-	for attempt := 0; ; attempt++ {
+	const maxRefusals = 10
+	refusals, redials := 0, 0
+	for {
 		c, err := e.pool.acquire(ctx, control)
 		if err != nil {
 			if errors.Is(err, errPoolClosed) {
@@ -240,18 +243,26 @@ func (e *Executor) openSession(ctx context.Context, control bool) (*conn, ssh.Ch
 		}
 		ch, reqs, err := c.client.OpenChannel("session", nil)
 		if err == nil {
+			e.pool.opened(c)
 			return c, ch, reqs, nil
 		}
 		var refused *ssh.OpenChannelError
 		if errors.As(err, &refused) {
 			e.pool.refused(c)
-			if attempt < 3 {
-				continue
+			if refusals++; refusals >= maxRefusals {
+				return nil, nil, nil, fmt.Errorf("bashssh: %s refused a new session %d times: %v (is the server's MaxSessions lower than Config.MaxSessions?)", e.host, refusals, err)
 			}
-			return nil, nil, nil, fmt.Errorf("bashssh: %s refused a new session: %v (is the server's MaxSessions lower than Config.MaxSessions?)", e.host, err)
+			pause := time.NewTimer(time.Duration(refusals) * 5 * time.Millisecond)
+			select {
+			case <-pause.C:
+			case <-ctx.Done():
+				pause.Stop()
+				return nil, nil, nil, context.Cause(ctx)
+			}
+			continue
 		}
 		e.pool.release(c)
-		if attempt == 0 && !c.alive() {
+		if redials++; redials == 1 && !c.alive() {
 			continue
 		}
 		return nil, nil, nil, e.lostError(c, err)

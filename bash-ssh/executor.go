@@ -27,8 +27,12 @@ import (
 	"github.com/dsh-go/dsh/bash-local/output"
 )
 
-// errTimeout is the cause recorded when a foreground run's own deadline fires.
-var errTimeout = errors.New("bash timeout")
+// errTimeout is the cause recorded when a foreground run's own deadline fires; errStartTimeout when
+// the command could not even be handed to the server in time.
+var (
+	errTimeout      = errors.New("bash timeout")
+	errStartTimeout = errors.New("start timeout")
+)
 
 // Executor is the SSH implementation of bash.Executor. Create it with New; its methods are safe for
 // concurrent use. Close it when done: it owns connections, remote processes, goroutines and a local
@@ -341,15 +345,28 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	if err != nil {
 		return bash.RunResult{}, err
 	}
-	timer := time.NewTimer(spec.Timeout)
-	defer timer.Stop()
+	// The command's timeout runs from the moment the server has it. Connecting and waiting for a
+	// free session are bounded apart: by the longer of the timeout and DialTimeout.
 	var cause error
+	startBound := time.NewTimer(max(spec.Timeout, e.cfg.DialTimeout))
 	select {
-	case <-p.exited:
-	case <-timer.C:
-		cause = errTimeout
+	case <-p.sent:
+	case <-startBound.C:
+		cause = errStartTimeout
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
+	}
+	startBound.Stop()
+	timer := time.NewTimer(spec.Timeout)
+	defer timer.Stop()
+	if cause == nil {
+		select {
+		case <-p.exited:
+		case <-timer.C:
+			cause = errTimeout
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+		}
 	}
 	if cause != nil {
 		p.terminate(false, true)
@@ -361,8 +378,8 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	res := bash.RunResult{
 		ExitCode: exit.code,
 		Signal:   exit.signal,
-		TimedOut: cause == errTimeout,
-		Aborted:  cause != nil && cause != errTimeout,
+		TimedOut: cause == errTimeout || cause == errStartTimeout,
+		Aborted:  cause != nil && cause != errTimeout && cause != errStartTimeout,
 		Timeout:  spec.Timeout,
 		Stdout:   stdout.Output(),
 		Stderr:   stderr.Output(),
@@ -370,10 +387,10 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	switch {
 	case failure == nil:
 		return res, nil
-	case notStarted && errors.Is(failure, errNotStarted) && cause != nil && cause != errTimeout:
+	case notStarted && errors.Is(failure, errNotStarted) && cause == errStartTimeout:
+		return bash.RunResult{}, fmt.Errorf("bashssh: %s: the command did not start within %v (connecting, or waiting for a free session)", e.host, max(spec.Timeout, e.cfg.DialTimeout))
+	case notStarted && errors.Is(failure, errNotStarted) && cause != nil:
 		return bash.RunResult{}, fmt.Errorf("%w: %v (while connecting to %s)", bash.ErrAbortedBeforeSpawn, cause, e.host)
-	case notStarted && errors.Is(failure, errNotStarted) && cause == errTimeout:
-		return bash.RunResult{}, fmt.Errorf("bashssh: %s: the command did not start within its %v timeout (connecting, or waiting for a free session)", e.host, spec.Timeout)
 	case notStarted && errors.Is(failure, errNotStarted):
 		return bash.RunResult{}, bash.ErrClosed
 	case notStarted:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -22,8 +23,9 @@ type conn struct {
 	err   error // why the connection is gone
 
 	// Guarded by pool.mu.
-	inUse int  // sessions open (counted from open until the server closes them)
-	full  bool // the server refused a session: open no more on this connection
+	inUse   int  // sessions open (counted from open until the server closes them)
+	strikes int  // sessions the server refused in a row
+	full    bool // the server keeps refusing sessions: open no more on this connection
 }
 
 // fail records why c is going away; the first reason wins.
@@ -75,6 +77,9 @@ type pool struct {
 	onConnect   func() // called (on its own goroutine) after a new connection is made
 	wg          *sync.WaitGroup
 
+	refusals atomic.Uint64 // sessions the server refused
+	peak     atomic.Int64  // the most sessions ever open on one connection
+
 	mu      sync.Mutex
 	conns   []*conn
 	dialing int
@@ -111,6 +116,7 @@ func (p *pool) acquire(ctx context.Context, control bool) (*conn, error) {
 			}
 			if !c.full && !c.isDead() && c.inUse < limit {
 				c.inUse++
+				p.record(c)
 				p.mu.Unlock()
 				return c, nil
 			}
@@ -145,6 +151,7 @@ func (p *pool) existing() *conn {
 	for _, c := range p.conns {
 		if !c.full && !c.isDead() && c.inUse < p.maxSessions {
 			c.inUse++
+			p.record(c)
 			return c
 		}
 	}
@@ -199,6 +206,20 @@ func (p *pool) connect(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
+// record notes c's session count in the pool's peak. Call with mu held.
+func (p *pool) record(c *conn) {
+	if n := int64(c.inUse); n > p.peak.Load() {
+		p.peak.Store(n)
+	}
+}
+
+// opened notes that the server accepted a session on c.
+func (p *pool) opened(c *conn) {
+	p.mu.Lock()
+	c.strikes = 0
+	p.mu.Unlock()
+}
+
 // release returns a slot of c.
 func (p *pool) release(c *conn) {
 	p.mu.Lock()
@@ -210,10 +231,22 @@ func (p *pool) release(c *conn) {
 	p.notify()
 }
 
-// refused marks c full after the server refused a session on it, and returns the slot.
+// refusalsToFull is how many sessions in a row the server must refuse before a connection is
+// taken to be at the server's own limit. A single refusal is usually a race: sshd frees a closed
+// session only after it has read the messages that follow the close, so a session opened right
+// after another one closed can be refused although the count is right.
+const refusalsToFull = 3
+
+// refused notes that the server refused a session on c and returns the slot. After
+// refusalsToFull refusals in a row, c takes no more sessions and is closed once idle, so that a
+// new connection can take its place.
 func (p *pool) refused(c *conn) {
+	p.refusals.Add(1)
 	p.mu.Lock()
-	c.full = true
+	c.strikes++
+	if c.strikes >= refusalsToFull {
+		c.full = true
+	}
 	p.mu.Unlock()
 	p.release(c)
 }

@@ -83,6 +83,7 @@ type remoteProc struct {
 	ctx    context.Context // bounds the start; cancelled by a stop that comes first
 	cancel context.CancelCauseFunc
 
+	sent     chan struct{} // the command was handed to the server, or the start failed before
 	started  chan struct{} // the process group is known, or the start failed
 	exited   chan struct{} // the exit facts are known, or the session ended without them
 	settled  chan struct{} // output collection has ended
@@ -103,6 +104,7 @@ type remoteProc struct {
 	stop       *stopHandle
 	noise      []byte // what stderr carried before the launcher's control line
 
+	sentOnce  sync.Once
 	exitOnce  sync.Once
 	startOnce sync.Once
 }
@@ -114,7 +116,7 @@ func (e *Executor) launch(line string, stdin []byte, tag string, stdout, stderr 
 	p := &remoteProc{
 		e: e, tag: tag, line: line, stdin: stdin, stdout: stdout, stderr: stderr,
 		ctx: ctx, cancel: cancel,
-		started: make(chan struct{}), exited: make(chan struct{}), settled: make(chan struct{}),
+		sent: make(chan struct{}), started: make(chan struct{}), exited: make(chan struct{}), settled: make(chan struct{}),
 		chClosed: make(chan struct{}),
 	}
 	e.wg.Add(1)
@@ -122,7 +124,8 @@ func (e *Executor) launch(line string, stdin []byte, tag string, stdout, stderr 
 	return p
 }
 
-func (p *remoteProc) markStarted() { p.startOnce.Do(func() { close(p.started) }) }
+func (p *remoteProc) markSent()    { p.sentOnce.Do(func() { close(p.sent) }) }
+func (p *remoteProc) markStarted() { p.markSent(); p.startOnce.Do(func() { close(p.started) }) }
 func (p *remoteProc) markExited()  { p.exitOnce.Do(func() { close(p.exited) }) }
 
 // fail records why the command did not start or did not finish; the first reason wins.
@@ -162,6 +165,7 @@ func (p *remoteProc) run() {
 	}
 	p.execSent = true
 	p.mu.Unlock()
+	p.markSent()
 
 	headers := make(chan header, 1)
 	var readers sync.WaitGroup
