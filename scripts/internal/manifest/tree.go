@@ -61,7 +61,8 @@ func (m *Manifest) CheckTree(root string) []report.Finding {
 		mf, perr := modfile.Parse(gomod, data, nil)
 		switch {
 		case perr != nil:
-			out = append(out, report.Finding{Path: gomod, Message: fmt.Sprintf("does not parse: %v", perr)})
+			line, msg := ModError(perr)
+			out = append(out, report.Finding{Path: gomod, Line: line, Message: "does not parse: " + msg})
 		case mf.Module == nil:
 			out = append(out, report.Finding{Path: gomod, Message: "has no module statement"})
 		case mf.Module.Mod.Path != fk.Module && mf.Module.Mod.Path != fk.Upstream:
@@ -134,7 +135,8 @@ func workUses(root string) (map[string]bool, *report.Finding) {
 	}
 	wf, err := modfile.ParseWork("go.work", data, nil)
 	if err != nil {
-		return nil, &report.Finding{Path: "go.work", Message: fmt.Sprintf("does not parse: %v", err)}
+		line, msg := ModError(err)
+		return nil, &report.Finding{Path: "go.work", Line: line, Message: "does not parse: " + msg}
 	}
 	uses := map[string]bool{}
 	for _, u := range wf.Use {
@@ -162,4 +164,21 @@ func unwrap(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// ModError returns the line and the message of the first error of a
+// modfile parse error, without the file name the finding already gives.
+func ModError(err error) (line int, msg string) {
+	var list modfile.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		e := list[0]
+		msg = e.Err.Error()
+		if e.ModPath != "" {
+			msg = fmt.Sprintf("%s %s: %s", e.Verb, e.ModPath, msg)
+		} else if e.Verb != "" {
+			msg = e.Verb + ": " + msg
+		}
+		return e.Pos.Line, msg
+	}
+	return 0, err.Error()
 }

@@ -106,7 +106,7 @@ func (p *Plan) planFile(rel string, k kind, data []byte, mode fs.FileMode) {
 	case goMod:
 		f, perr := modfile.Parse(rel, data, nil)
 		if perr != nil {
-			line, msg := modError(perr)
+			line, msg := manifest.ModError(perr)
 			p.problem(rel, line, "does not parse: %s", msg)
 			return
 		}
@@ -119,7 +119,7 @@ func (p *Plan) planFile(rel string, k kind, data []byte, mode fs.FileMode) {
 	case goWork:
 		f, perr := modfile.ParseWork(rel, data, nil)
 		if perr != nil {
-			line, msg := modError(perr)
+			line, msg := manifest.ModError(perr)
 			p.problem(rel, line, "does not parse: %s", msg)
 			return
 		}
@@ -168,27 +168,10 @@ func (p *Plan) planFile(rel string, k kind, data []byte, mode fs.FileMode) {
 
 func wrapAfter(err error) error {
 	if err != nil {
-		_, msg := modError(err)
+		_, msg := manifest.ModError(err)
 		return fmt.Errorf("does not parse after the rename: %s", msg)
 	}
 	return nil
-}
-
-// modError returns the line and the message of the first error of a
-// modfile parse error, without the file name the finding already gives.
-func modError(err error) (line int, msg string) {
-	var list modfile.ErrorList
-	if errors.As(err, &list) && len(list) > 0 {
-		e := list[0]
-		msg = e.Err.Error()
-		if e.ModPath != "" {
-			msg = fmt.Sprintf("%s %s: %s", e.Verb, e.ModPath, msg)
-		} else if e.Verb != "" {
-			msg = e.Verb + ": " + msg
-		}
-		return e.Pos.Line, msg
-	}
-	return 0, err.Error()
 }
 
 // trimPrefix drops a leading "rel:" from an error message, since the
