@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/scripts/internal/catalog"
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/docsync"
 	"github.com/dsh-go/dsh/scripts/internal/gates"
@@ -29,6 +30,7 @@ func TestMain(m *testing.M) {
 		"verify-md-wrap":  func() { os.Exit(wrap.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 		"verify-rfc":      func() { os.Exit(rfc.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 		"doc-sync":        func() { os.Exit(docsync.Main(os.Args, os.Stdout, os.Stderr)) },
+		"gen-catalog":     func() { os.Exit(catalog.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 		// run-gates GRAPH.json runs a gate graph of fake gates through
 		// doc-sync's scheduler and reporting (test only).
 		"run-gates": runGates,
