@@ -14,16 +14,17 @@ import (
 	"golang.org/x/mod/modfile"
 )
 
-// Load reads and parses File under root. A missing or unreadable file is
-// one problem naming it.
+// Load reads and parses File under root. A root without the file has no
+// forks and no overrides: the manifest is empty (and [Manifest.CheckTree]
+// still reports anything found in vendor/). An unreadable file is one
+// problem naming it.
 func Load(root string) (*Manifest, []report.Finding) {
 	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(File)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Manifest{}, nil
+	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, []report.Finding{{Path: File, Message: fmt.Sprintf("cannot read the fork manifest: %v", err)}}
+		return nil, []report.Finding{{Path: File, Message: fmt.Sprintf("cannot read the fork manifest: %v", unwrap(err))}}
 	}
 	return Parse(src)
 }

@@ -60,6 +60,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitError
 	}
 	fresh := rerr == nil && bytes.Equal(old, out)
+	if rerr != nil && res.Empty() && len(findings) == 0 {
+		// Nothing to give notice of, and no file claiming otherwise.
+		fmt.Fprintf(stderr, "gen-notices: no third-party module and no fork; %s is not needed.\n", OutputFile)
+		return cli.ExitClean
+	}
 	if *check && !fresh {
 		f := report.Finding{Path: OutputFile, Message: "missing; run go run ./scripts/gen-notices"}
 		if rerr == nil {

@@ -58,6 +58,10 @@ type Result struct {
 	Findings []report.Finding // license policy violations and unused overrides, sorted
 }
 
+// Empty reports whether r has nothing to give notice of: no third-party
+// module and no fork.
+func (r *Result) Empty() bool { return len(r.Modules) == 0 && len(r.Forks) == 0 }
+
 // Problems is a list of problems with the inputs (the manifest, go.work or
 // a go.mod) that stop the generator; each names its file and line.
 type Problems []report.Finding
@@ -164,9 +168,11 @@ func Generate(ctx context.Context, root string) (*Result, error) {
 	var warm sync.WaitGroup
 	warm.Go(func() { licensecheck.Scan(nil) })
 	defer warm.Wait()
-	l, err := listAll(ctx, root, patterns, ws.tools)
-	if err != nil {
-		return nil, err
+	l := &linked{modules: map[string]*listedModule{}, shipped: map[string]bool{}}
+	if len(patterns)+len(ws.tools) > 0 {
+		if l, err = listAll(ctx, root, patterns, ws.tools); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{}
 	used := map[*manifest.Override]bool{}

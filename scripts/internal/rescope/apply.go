@@ -31,11 +31,11 @@ func Apply(p *Plan) (int, error) {
 		}
 	}
 	for i, f := range p.Files {
-		if err := writeFile(p.Root, f.Path, f.New, f.Mode); err != nil {
+		if err := writeFileFn(p.Root, f.Path, f.New, f.Mode); err != nil {
 			restored := 0
 			var rerrs []error
 			for _, done := range p.Files[:i] {
-				if rerr := writeFile(p.Root, done.Path, done.Old, done.Mode); rerr != nil {
+				if rerr := writeFileFn(p.Root, done.Path, done.Old, done.Mode); rerr != nil {
 					rerrs = append(rerrs, fmt.Errorf("restore %s: %w", done.Path, rerr))
 				} else {
 					restored++
@@ -47,6 +47,10 @@ func Apply(p *Plan) (int, error) {
 	}
 	return len(p.Files), nil
 }
+
+// writeFileFn is how Apply writes a file; tests replace it to make a
+// write fail, which file permissions cannot do for the root user.
+var writeFileFn = writeFile
 
 // writeFile replaces the file rel under root with data through a
 // temporary file and a rename.

@@ -37,15 +37,17 @@ func quotedEdits(rel string, src []byte, rules Rules, imports map[int]bool, li l
 			continue
 		}
 		tok := string(src[i+1 : j])
-		if to, r, ok := rules.Map(tok); ok {
-			cat := CatQuoted
-			if imports[i] {
-				cat = CatImport
-			}
-			line, col := li.pos(i + 1)
-			edits = append(edits, edit{i + 1, i + 1 + len(r.From), r.To, Change{Path: rel, Line: line, Col: col, Category: cat, Old: tok, New: to}})
+		to, r, ok := rules.Map(tok)
+		if !ok {
+			continue // the next quote may open a token
 		}
-		i = j
+		cat := CatQuoted
+		if imports[i] {
+			cat = CatImport
+		}
+		line, col := li.pos(i + 1)
+		edits = append(edits, edit{i + 1, i + 1 + len(r.From), r.To, Change{Path: rel, Line: line, Col: col, Category: cat, Old: tok, New: to}})
+		i = j // past the closing quote
 	}
 	return edits
 }
