@@ -126,7 +126,9 @@ const usage = "gen-catalog [-root DIR] [-check] [-o docs/catalog.md]"
 // program name), writing violations and stale entries to stdout and the
 // summary and errors to stderr. It returns 0 when the catalogue was
 // written (or, with -check, is up to date), 1 on completeness violations
-// or a stale page, and 2 on a usage, load or I/O error.
+// or a stale page, and 2 on a usage, load or I/O error. A workspace that
+// marks nothing needs no page: with the page absent, both modes return 0
+// and write nothing.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("gen-catalog", usage, stderr)
 	root := cli.RootFlag(fs)
@@ -182,6 +184,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err != nil && !missing && *check {
 		fmt.Fprintf(stderr, "gen-catalog: read %s: %v\n", rel, unwrapPath(err))
 		return cli.ExitError
+	}
+	// A workspace that marks nothing needs no page: an absent one is up
+	// to date, and none is written. (A page that exists is still compared.)
+	if missing && len(res.Catalog.Services) == 0 && len(res.Catalog.Events) == 0 {
+		fmt.Fprintf(stderr, "gen-catalog: nothing is marked //catalog: in %d Go file(s); no %s needed.\n", res.Files, rel)
+		return cli.ExitClean
 	}
 	// In write mode an unreadable page is simply rewritten (or the write
 	// says why it cannot be).

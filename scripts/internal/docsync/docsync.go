@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-go/dsh/scripts/internal/catalog"
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/gates"
 	"github.com/dsh-go/dsh/scripts/internal/links"
@@ -44,6 +45,7 @@ type Entry struct {
 // Table lists the gates in the order they start, longest first, so the
 // slowest one never starts last.
 var Table = []Entry{
+	{Command: "gen-catalog", Main: catalog.Main, Args: []string{"-check"}},
 	{Command: "verify-md-links", Main: links.Main},
 	{Command: "verify-md-wrap", Main: wrap.Main},
 	{Command: "verify-rfc", Main: rfc.Main},
