@@ -23,6 +23,7 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		trackTags(ex)
 		return ex
 	}, bashtest.Options{
 		Workdir:        workdir,

@@ -269,11 +269,20 @@ func (e *Executor) openSession(ctx context.Context, control bool) (*conn, ssh.Ch
 	}
 }
 
-// lostError reports that c broke; cause is used when c has not recorded why.
+// lostError reports that c broke, with the reason the connection recorded; cause is used when it
+// recorded none. A connection that failed a request is about to be marked dead: wait for that
+// briefly, so that the reason is the real one.
 func (e *Executor) lostError(c *conn, cause error) error {
-	if c.isDead() || cause == nil {
+	t := time.NewTimer(time.Second)
+	select {
+	case <-c.dead:
 		cause = c.lostErr()
+	case <-t.C:
+		if cause == nil {
+			cause = c.lostErr()
+		}
 	}
+	t.Stop()
 	return fmt.Errorf("bashssh: %s: %w: %v", e.host, ErrConnectionLost, cause)
 }
 

@@ -1,6 +1,8 @@
 package bashssh
 
 import (
+	"bytes"
+	"path/filepath"
 	"context"
 	"fmt"
 	"os"
@@ -37,8 +39,58 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
 			code = 1
 		}
+		// The "remote" host is this machine: every process a test's executor started carries its
+		// tag, and none may be left.
+		if left := taggedProcesses(); len(left) > 0 {
+			fmt.Fprintln(os.Stderr, "leaked remote processes:\n"+strings.Join(left, "\n"))
+			code = 1
+		}
 	}
 	os.Exit(code)
+}
+
+var (
+	tagsMu sync.Mutex
+	tags   []string
+)
+
+// trackTags remembers the tag of ex, for the final leak check.
+func trackTags(ex *Executor) {
+	tagsMu.Lock()
+	defer tagsMu.Unlock()
+	tags = append(tags, ex.tag)
+}
+
+// taggedProcesses returns the live processes on this machine that carry the tag of an executor the
+// tests created.
+func taggedProcesses() []string {
+	tagsMu.Lock()
+	defer tagsMu.Unlock()
+	var left []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range dirs {
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil || bytes.Contains(stat, []byte(") Z ")) {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(dir, "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			value, ok := bytes.CutPrefix(kv, []byte(TagVar+"="))
+			if !ok {
+				continue
+			}
+			for _, tag := range tags {
+				if bytes.HasPrefix(value, []byte(tag+"-")) {
+					cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+					left = append(left, dir+": "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+				}
+			}
+		}
+	}
+	return left
 }
 
 // sharedServer returns the sshd most tests share; tests that break their server start their own.
@@ -80,6 +132,7 @@ func newExecutor(t testing.TB, cfg Config) *Executor {
 	if err != nil {
 		t.Fatal(err)
 	}
+	trackTags(ex)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

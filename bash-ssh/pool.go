@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -255,8 +256,8 @@ func (p *pool) refused(c *conn) {
 func (p *pool) watch(c *conn) {
 	defer p.wg.Done()
 	err := c.client.Wait()
-	if err == nil {
-		err = errors.New("connection closed")
+	if err == nil || errors.Is(err, io.EOF) {
+		err = errors.New("the server closed the connection")
 	}
 	c.fail(err)
 	close(c.dead)

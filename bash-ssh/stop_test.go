@@ -109,6 +109,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	trackTags(ex)
 	mark := newMark(t)
 	spec, _ := ex.Resolve(bash.Request{Command: tree(mark, "trap '' TERM; ")})
 	task, err := ex.Start(spec)
