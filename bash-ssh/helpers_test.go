@@ -2,10 +2,10 @@ package bashssh
 
 import (
 	"bytes"
-	"path/filepath"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
