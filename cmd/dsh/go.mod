@@ -1,0 +1,35 @@
+module github.com/dsh-go/dsh/cmd/dsh
+
+go 1.26.0
+
+require (
+	github.com/dsh-go/dsh/bash v0.0.0
+	github.com/dsh-go/dsh/bash-local v0.0.0
+	github.com/dsh-go/dsh/tool-bash v0.0.0
+	github.com/dsh-go/dsh/tool-bash-persistent v0.0.0
+	github.com/dsh-go/dsh/tools v0.0.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/rogpeppe/go-internal v1.16.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/tools v0.42.0 // indirect
+)
+
+replace (
+	github.com/dsh-go/dsh/bash => ../../bash
+	github.com/dsh-go/dsh/bash-local => ../../bash-local
+	github.com/dsh-go/dsh/tool-bash => ../../tool-bash
+	github.com/dsh-go/dsh/tool-bash-persistent => ../../tool-bash-persistent
+	github.com/dsh-go/dsh/tools => ../../tools
+)

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the test binary as `dsh` when a testscript scenario executes it, and otherwise
+// runs the tests and then checks that no goroutine is left and no process the tests started
+// is still alive.
+func TestMain(m *testing.M) {
+	testscript.Main(leakChecked{m}, map[string]func(){
+		"dsh": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code != 0 {
+		return code
+	}
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
+		code = 1
+	}
+	// Killed processes may take a moment to be reaped by their subreaper.
+	deadline := time.Now().Add(5 * time.Second)
+	for kids := children(); len(kids) > 0; kids = children() {
+		if time.Now().After(deadline) {
+			fmt.Fprintln(os.Stderr, "leaked child processes:", kids)
+			code = 1
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling for exits, bounded by deadline
+	}
+	return code
+}
+
+// children lists the live processes whose parent is this test binary. The local executor makes
+// the binary a child subreaper, so a leaked descendant, even an escaped one, ends up here.
+func children() []string {
+	entries, _ := os.ReadDir("/proc")
+	me := strconv.Itoa(os.Getpid())
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		state, ppid, comm, ok := procStat(e.Name())
+		if ok && ppid == me && state != "Z" {
+			out = append(out, e.Name()+" "+comm)
+		}
+	}
+	return out
+}
+
+// procStat reads /proc/PID/stat: the state letter, the parent pid and the command name.
+func procStat(pid string) (state, ppid, comm string, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return "", "", "", false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", "", "", false
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 2 {
+		return "", "", "", false
+	}
+	return fields[0], fields[1], s[:i+1], true
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	state, _, _, ok := procStat(strconv.Itoa(pid))
+	return ok && state != "Z"
+}
+
+// waitGone waits (up to 10 s) for process pid to end and reports whether it did.
+func waitGone(pid int) bool {
+	return eventually(10*time.Second, func() bool { return !alive(pid) })
+}
+
+// eventually polls cond every 10 ms until it holds or d has passed, and reports whether it held.
+func eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond) // polling, bounded by deadline
+	}
+	return true
+}
+
+// readPID waits (up to 10 s) for file to hold a pid and returns it.
+func readPID(t testing.TB, file string) int {
+	t.Helper()
+	var pid int
+	ok := eventually(10*time.Second, func() bool {
+		b, err := os.ReadFile(file)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	if !ok {
+		t.Fatalf("no pid in %s after 10s", file)
+	}
+	return pid
+}
+
+// testServer builds a server for cfg (Workdir defaults to a fresh temporary directory, Grace to
+// 300 ms) and closes it when the test ends.
+func testServer(t testing.TB, cfg config) *server {
+	t.Helper()
+	if cfg.Workdir == "" {
+		cfg.Workdir = t.TempDir()
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = 300 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger
+	}
+	srv, err := newServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.close(ctx); err != nil {
+			t.Errorf("close server: %v", err)
+		}
+	})
+	return srv
+}
+
+// testLogger shows warnings only: the SDK logs every connection at level info.
+var testLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+// client is one MCP session of the SDK's client over an in-memory transport.
+type client struct {
+	t  testing.TB
+	cs *mcp.ClientSession
+}
+
+// connect opens a new session on srv; it is closed when the test ends.
+func connect(t testing.TB, srv *server) *client {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.connect(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &client{t: t, cs: cs}
+}
+
+// connectRaw opens a new session on srv the way `dsh mcp` serves stdio: the server reads through
+// the line guard. It returns the client and the client's end of the pipe, whose Close makes the
+// client vanish (no orderly shutdown).
+func connectRaw(t testing.TB, srv *server) (*client, net.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	sc, cc := net.Pipe()
+	if _, err := srv.connect(ctx, lineTransport(sc, sc, maxLine)); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close(); _ = cs.Close() })
+	return &client{t: t, cs: cs}, cc
+}
+
+// call calls tool with args (a JSON text) and fails the test on a protocol error.
+func (c *client) call(tool, args string) *mcp.CallToolResult {
+	c.t.Helper()
+	res, err := c.callErr(context.Background(), tool, args)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", tool, args, err)
+	}
+	return res
+}
+
+// callErr calls tool with args (a JSON text; empty sends no arguments).
+func (c *client) callErr(ctx context.Context, tool, args string) (*mcp.CallToolResult, error) {
+	p := &mcp.CallToolParams{Name: tool}
+	if args != "" {
+		p.Arguments = json.RawMessage(args)
+	}
+	return c.cs.CallTool(ctx, p)
+}
+
+// bash runs a foreground bash command and returns the result text, failing on an error result.
+func (c *client) bash(command string) string {
+	c.t.Helper()
+	res := c.call("bash", bashArgs(command, nil))
+	if res.IsError {
+		c.t.Fatalf("bash %q: error result %q", command, text(res))
+	}
+	return text(res)
+}
+
+// bashArgs returns the JSON arguments of a bash call of command, with the extra fields.
+func bashArgs(command string, extra map[string]any) string {
+	m := map[string]any{"command": command, "description": "Test command"}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// text returns the concatenated text blocks of res.
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// texts returns the text of each block of res.
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		} else {
+			out = append(out, fmt.Sprintf("<%T>", c))
+		}
+	}
+	return out
+}

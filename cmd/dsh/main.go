@@ -1,0 +1,222 @@
+// Command dsh serves the dsh-go shell tools to any MCP client, and runs them from the command
+// line.
+//
+// Usage:
+//
+//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
+//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
+//	dsh tools [-persistent]
+//
+// `dsh mcp` is an MCP server over stdio (newline-delimited JSON-RPC on stdin and stdout, built
+// on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
+// or with -persistent one bash tool whose shell keeps its state between calls. Each MCP session
+// is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
+// SIGTERM or end of stdin it kills every process it started and exits 0.
+//
+// `dsh call` runs one tool call in-process and prints the text the model would read (with
+// -present, one JSON object holding that text and the call's presentation). It exits 0 when
+// the call succeeded, even for a command that exited non-zero or timed out, and 1 when the
+// result is a tool error (invalid arguments, an unknown tool). Background tasks it starts are
+// killed when it exits.
+//
+// `dsh tools` prints the tools as the MCP server lists them (name, title, description, input
+// schema, annotations), as a JSON array.
+//
+// -workdir is where commands start (default: the current directory). -timeout is the default
+// time a foreground command may run (bash: 2m, persistent bash: 5m) and -max-timeout the cap on
+// a call's own timeoutMs (10m; not with -persistent). Usage errors exit 2.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
+  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
+  dsh tools [-persistent]
+
+mcp    serve the shell tools as an MCP server over stdio
+call   run one tool call and print the text the model reads
+tools  print the tools' MCP definitions (schemas) as JSON
+`
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitTool  = 1 // a tool error (dsh call), a failed shutdown (dsh mcp)
+	exitUsage = 2 // bad command line, unusable -workdir, output not writable
+)
+
+// run runs dsh with the command-line arguments args (without the program name) and returns the
+// exit code. dsh mcp speaks MCP on stdin and stdout; the other commands print to stdout.
+// Diagnostics go to stderr.
+func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "mcp":
+		return runMCP(args[1:], stdin, stdout, stderr)
+	case "call":
+		return runCall(args[1:], stdout, stderr)
+	case "tools":
+		return runTools(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "dsh: unknown command %q\n%s", args[0], usage)
+	return exitUsage
+}
+
+// flags are the settings every command shares.
+type flags struct {
+	fs         *flag.FlagSet
+	persistent bool
+	present    bool
+	workdir    string
+	timeout    time.Duration
+	maxTimeout time.Duration
+}
+
+// newFlags returns the flag set of command name; withRun adds the flags of commands that run
+// tools (-workdir, -timeout, -max-timeout), withPresent adds -present.
+func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
+	f := &flags{fs: flag.NewFlagSet("dsh "+name, flag.ContinueOnError)}
+	f.fs.SetOutput(stderr)
+	f.fs.BoolVar(&f.persistent, "persistent", false, "serve the persistent bash (one shell per session) instead of bash, bash_output and bash_kill")
+	if withPresent {
+		f.fs.BoolVar(&f.present, "present", false, "print one JSON object with the text and the call's presentation")
+	}
+	if withRun {
+		f.fs.StringVar(&f.workdir, "workdir", "", "directory commands start in (default: the current directory)")
+		f.fs.DurationVar(&f.timeout, "timeout", 0, "default foreground timeout (default 2m; 5m with -persistent)")
+		f.fs.DurationVar(&f.maxTimeout, "max-timeout", 0, "cap on a call's timeoutMs (default 10m; not with -persistent)")
+	}
+	return f
+}
+
+// parse parses args and checks the shared settings. It returns the positional arguments, or a
+// usage exit code when the command line is wrong (exitOK for -h).
+func (f *flags) parse(args []string) ([]string, int, bool) {
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK, false
+		}
+		return nil, exitUsage, false
+	}
+	fail := func(format string, a ...any) ([]string, int, bool) {
+		fmt.Fprintf(f.fs.Output(), "%s: "+format+"\n", append([]any{f.fs.Name()}, a...)...)
+		return nil, exitUsage, false
+	}
+	switch {
+	case f.timeout < 0:
+		return fail("-timeout must be positive, got %v", f.timeout)
+	case f.maxTimeout < 0:
+		return fail("-max-timeout must be positive, got %v", f.maxTimeout)
+	case f.persistent && f.maxTimeout != 0:
+		return fail("-max-timeout does not apply to -persistent (its bash has no per-call timeout)")
+	case f.timeout > 0 && f.maxTimeout > 0 && f.timeout > f.maxTimeout:
+		return fail("-timeout %v is above -max-timeout %v", f.timeout, f.maxTimeout)
+	}
+	dir, err := resolveWorkdir(f.workdir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	f.workdir = dir
+	return f.fs.Args(), exitOK, true
+}
+
+// config returns the tool configuration the flags describe, logging to stderr.
+func (f *flags) config(stderr io.Writer) config {
+	return config{
+		Persistent: f.persistent,
+		Workdir:    f.workdir,
+		Timeout:    f.timeout,
+		MaxTimeout: f.maxTimeout,
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+}
+
+// shutdownGrace bounds how long closing waits for processes to exit after SIGTERM before it
+// sends SIGKILL to the rest.
+const shutdownGrace = 5 * time.Second
+
+// runMCP is `dsh mcp`: one MCP session over stdin and stdout until the client closes stdin or a
+// SIGINT or SIGTERM arrives; then every process is killed and it exits 0.
+func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
+	f := newFlags("mcp", stderr, true, false)
+	rest, code, ok := f.parse(args)
+	if !ok {
+		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "dsh mcp: unexpected arguments %q\n", rest)
+		return exitUsage
+	}
+	// A client that goes away must not kill dsh with SIGPIPE before it has cleaned up: with a
+	// handler installed, writes to the closed stdout fail with EPIPE instead. (Ignoring the
+	// signal instead would be inherited by every command.)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr)
+}
+
+// serve runs the MCP server on one session over in and out until in ends or ctx is done, then
+// closes it. It returns exitOK, or exitTool when the server could not start or processes
+// survived the close.
+func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser, stderr io.Writer) int {
+	srv, err := newServer(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+		return exitUsage
+	}
+	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine))
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+		_ = srv.close(context.Background())
+		return exitTool
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = ss.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err = srv.close(closeCtx)
+	<-done
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh mcp: shutdown: %v\n", err)
+		return exitTool
+	}
+	return exitOK
+}
+
+// nopCloser is a writer whose Close does nothing: closing the session must not close the
+// process's stdout.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/tools"
+)
+
+// errServerClosed is returned by [server.connect] once [server.close] has begun.
+var errServerClosed = errors.New("dsh: server is closed")
+
+// server is the MCP server: the tools of one toolset behind the official SDK, with one owner
+// per MCP session.
+//
+// Each session gets a random owner token on connection. Its background tasks and its
+// persistent shell belong to that token, so another session can neither read nor kill them.
+// Completion notices for the session are queued and prefixed to its next tool result. When the
+// session ends (the client disconnects, or close), what it still runs is killed.
+//
+// Methods are safe for concurrent use.
+type server struct {
+	mcp    *mcp.Server
+	tools  *toolset
+	logger *slog.Logger
+
+	// life is cancelled when close begins: every call in flight derives from it, so a long
+	// foreground command stops instead of holding up the shutdown.
+	life   context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	owners   map[string]*session
+	closed   bool
+	watchers sync.WaitGroup // one per connected session, until its cleanup is done
+}
+
+// session is one MCP session's state: its owner token, the agent the tools see, and the
+// notices waiting for its next result.
+type session struct {
+	owner string
+	agent *tools.Agent
+	calls atomic.Uint64
+
+	mu      sync.Mutex
+	notices []tools.Notice
+	ended   bool
+}
+
+// newServer returns an MCP server over the tools cfg selects, or an error when the backend
+// refuses cfg. The caller must call close.
+func newServer(cfg config) (*server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &server{
+		logger:   cfg.Logger,
+		sessions: map[*mcp.ServerSession]*session{},
+		owners:   map[string]*session{},
+	}
+	ts, err := newToolset(cfg, s.agentFor)
+	if err != nil {
+		return nil, err
+	}
+	s.tools = ts
+	s.life, s.cancel = context.WithCancel(context.Background())
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Title: "dsh shell tools", Version: version()}, &mcp.ServerOptions{
+		Instructions: ts.hint,
+		Logger:       cfg.Logger,
+		// Tools only: no logging capability (deprecated as of the 2026-07-28 protocol); notices
+		// travel in tool results.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for _, t := range ts.mcpTools() {
+		s.mcp.AddTool(t, s.handler(t.Name))
+	}
+	return s, nil
+}
+
+// version returns the module version dsh was built from, or "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// connect serves one MCP session over t (a stdio pipe, an in-memory transport) and returns it.
+// The session ends when the client disconnects or close runs; then its tasks and its shell are
+// killed. It returns errServerClosed after close, or the SDK's error when t cannot connect.
+func (s *server) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errServerClosed
+	}
+	s.watchers.Add(1)
+	s.mu.Unlock()
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		s.watchers.Done()
+		return nil, fmt.Errorf("dsh: connect: %w", err)
+	}
+	s.sessionOf(ss)
+	s.mu.Lock()
+	closed := s.closed // close began after the check above and may have missed ss
+	s.mu.Unlock()
+	if closed {
+		_ = ss.Close()
+	}
+	go func() {
+		defer s.watchers.Done()
+		_ = ss.Wait() // returns once the connection is down and every handler has returned
+		s.end(ss)
+	}()
+	return ss, nil
+}
+
+// sessionOf returns the state of ss, creating it (with a fresh owner token) on first use: a
+// request may be handled before connect has recorded the session.
+func (s *server) sessionOf(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.sessions[ss]; st != nil {
+		return st
+	}
+	st := &session{owner: newOwner()}
+	st.agent = &tools.Agent{Owner: st.owner, Inject: st.inject}
+	s.sessions[ss] = st
+	s.owners[st.owner] = st
+	return st
+}
+
+// newOwner returns a random owner token: 128 bits, so no client can guess another's.
+func newOwner() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "mcp-" + hex.EncodeToString(b[:])
+}
+
+// agentFor finds the live session of an owner token for tool-bash's completion notices.
+func (s *server) agentFor(owner string) (*tools.Agent, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.owners[owner]
+	if st == nil {
+		return nil, false
+	}
+	return st.agent, true
+}
+
+// end forgets the session ss and kills what its owner still runs.
+func (s *server) end(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	st := s.sessions[ss]
+	delete(s.sessions, ss)
+	if st != nil {
+		delete(s.owners, st.owner)
+	}
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.ended = true
+	st.notices = nil
+	st.mu.Unlock()
+	if err := s.tools.release(st.owner); err != nil {
+		s.logger.Warn("dsh: session cleanup", "owner", st.owner, "error", err)
+	}
+}
+
+// inject queues notice for the session's next tool result; it fails with tools.ErrAgentGone
+// once the session has ended.
+func (st *session) inject(n tools.Notice) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return fmt.Errorf("session %s: %w", st.owner, tools.ErrAgentGone)
+	}
+	st.notices = append(st.notices, n)
+	return nil
+}
+
+// drain returns the queued notices and empties the queue.
+func (st *session) drain() []tools.Notice {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := st.notices
+	st.notices = nil
+	return n
+}
+
+// handler returns the MCP handler of the tool named name. It runs the call through the
+// registry with the session as the calling agent; the call stops when the client cancels the
+// request, disconnects, or the server closes. The result never is a protocol error: every
+// failure is an isError result the model reads, and the session's queued notices come first.
+func (s *server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		st := s.sessionOf(req.Session)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(s.life, cancel)
+		defer stop()
+		res := s.tools.reg.Execute(ctx, tools.Call{
+			ID:    strconv.FormatUint(st.calls.Add(1), 10),
+			Name:  name,
+			Args:  req.Params.Arguments,
+			Agent: st.agent,
+		})
+		return toMCP(st.drain(), res), nil
+	}
+}
+
+// toMCP converts res to an MCP result, with the notices (if any) as a first text block of their
+// own, one per line.
+func toMCP(notices []tools.Notice, res tools.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.IsError, Content: make([]mcp.Content, 0, len(res.Content)+1)}
+	if len(notices) > 0 {
+		var b strings.Builder
+		for _, n := range notices {
+			b.WriteString(n.Text)
+			b.WriteByte('\n')
+		}
+		out.Content = append(out.Content, &mcp.TextContent{Text: b.String()})
+	}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
+	}
+	return out
+}
+
+// close ends every session and kills every process the tools started: calls in flight are
+// cancelled, sessions are closed and cleaned up, then the backend is closed (ctx bounds the
+// executor's grace period). Later connects fail. It returns the backend's close error.
+func (s *server) close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.watchers.Wait()
+		return nil
+	}
+	s.closed = true
+	conns := make([]*mcp.ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		conns = append(conns, ss)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	var wg sync.WaitGroup
+	for _, ss := range conns {
+		wg.Go(func() { _ = ss.Close() })
+	}
+	wg.Wait()
+	s.watchers.Wait()
+	return s.tools.close(ctx)
+}
