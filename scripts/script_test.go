@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/docsync"
 	"github.com/dsh-go/dsh/scripts/internal/gates"
 	"github.com/dsh-go/dsh/scripts/internal/links"
+	"github.com/dsh-go/dsh/scripts/internal/notices"
+	"github.com/dsh-go/dsh/scripts/internal/rescope"
 	"github.com/dsh-go/dsh/scripts/internal/rfc"
 	"github.com/dsh-go/dsh/scripts/internal/wrap"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -31,6 +34,8 @@ func TestMain(m *testing.M) {
 		"verify-rfc":      func() { os.Exit(rfc.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 		"doc-sync":        func() { os.Exit(docsync.Main(os.Args, os.Stdout, os.Stderr)) },
 		"gen-catalog":     func() { os.Exit(catalog.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"rescope-vendor":  func() { os.Exit(rescope.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"gen-notices":     func() { os.Exit(notices.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 		// run-gates GRAPH.json runs a gate graph of fake gates through
 		// doc-sync's scheduler and reporting (test only).
 		"run-gates": runGates,
@@ -60,6 +65,13 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// gen-notices reads license files from the module cache, which
+	// lies under HOME by default; scenarios keep the real one (doc-sync
+	// on this repository needs it) unless they set their own.
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -67,6 +79,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REPO", repo)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+			env.Setenv("GOMODCACHE", strings.TrimSpace(string(modcache)))
 			// Every scenario is a repository root unless it removes this.
 			return os.WriteFile(filepath.Join(env.WorkDir, "go.work"), []byte("go 1.26\n"), 0o644)
 		},

@@ -23,6 +23,8 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/gates"
 	"github.com/dsh-go/dsh/scripts/internal/links"
+	"github.com/dsh-go/dsh/scripts/internal/notices"
+	"github.com/dsh-go/dsh/scripts/internal/rescope"
 	"github.com/dsh-go/dsh/scripts/internal/rfc"
 	"github.com/dsh-go/dsh/scripts/internal/wrap"
 )
@@ -45,10 +47,12 @@ type Entry struct {
 // Table lists the gates in the order they start, longest first, so the
 // slowest one never starts last.
 var Table = []Entry{
+	{Command: "gen-notices", Main: notices.Main, Args: []string{"-check"}},
 	{Command: "gen-catalog", Main: catalog.Main, Args: []string{"-check"}},
 	{Command: "verify-md-links", Main: links.Main},
 	{Command: "verify-md-wrap", Main: wrap.Main},
 	{Command: "verify-rfc", Main: rfc.Main},
+	{Command: "rescope-vendor", Main: rescope.Main, Args: []string{"-check"}},
 }
 
 // Lookup returns the Main of the gate command named name, or nil.
