@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/manifest"
+	"go.uber.org/goleak"
 )
 
 const mitText = `MIT License
@@ -296,3 +297,5 @@ func TestGenerateRejectsBadInputs(t *testing.T) {
 		})
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

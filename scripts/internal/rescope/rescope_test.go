@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/scripts/internal/manifest"
 	"github.com/rogpeppe/go-internal/txtar"
+	"go.uber.org/goleak"
 )
 
 // extract writes the files of the txtar archive at name into a new
@@ -407,3 +408,5 @@ func TestSymlinkNotFollowed(t *testing.T) {
 		t.Errorf("a file outside the root was rewritten through a symlink:\n%s", b)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
