@@ -12,8 +12,10 @@
 // stays); quoted import paths and strings in .go files, which are then
 // gofmt'd; every Markdown code block; Markdown prose under docs/ only.
 // Left alone: directory names, versions, go.sum and go.work.sum (reported
-// for regeneration), each fork's own README and LICENSE, the manifest,
-// decision records under docs/rfc/, and testdata directories. Nested module
+// for regeneration), the README, LICENSE, COPYING, NOTICE, AUTHORS and
+// PATENTS files at each fork's root (kept as upstream wrote them), the
+// manifest, decision records under docs/rfc/ (they say what was true when
+// written), testdata directories, and symlinks. Nested module
 // paths are matched longest first, segment by segment.
 //
 // With no flag it prints what would change (PATH:LINE:COL per site, and

@@ -92,8 +92,8 @@ func (m *Manifest) strays(root string, rows map[string]Fork) []report.Finding {
 	}
 	for _, e := range entries {
 		rel := "vendor/" + e.Name()
-		if rel == File {
-			continue
+		if rel == File || strings.HasPrefix(e.Name(), ".") {
+			continue // the page itself; .gitkeep and the like
 		}
 		covered := false
 		for dir := range rows {

@@ -393,6 +393,32 @@ func TestApplyKeepsMode(t *testing.T) {
 	}
 }
 
+func TestOversizeFileIsAProblem(t *testing.T) {
+	root := writeArchive(t, txtar.Parse([]byte(tree)))
+	before := snapshot(t, root)
+	big, err := os.Create(filepath.Join(root, "app", "big.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: over the limit without writing 32 MiB.
+	if err := big.Truncate(maxFileSize + 1); err != nil {
+		t.Fatal(err)
+	}
+	big.Close()
+	p := NewPlan(root, false)
+	if len(p.Problems) != 1 || p.Problems[0].String() != "app/big.go: cannot read: file is over the 32 MiB limit" {
+		t.Fatalf("problems = %v", p.Problems)
+	}
+	if _, err := Apply(p); !errors.Is(err, ErrProblems) {
+		t.Fatalf("Apply = %v, want ErrProblems", err)
+	}
+	after := snapshot(t, root)
+	delete(after, "app/big.go")
+	if !equalMaps(before, after) {
+		t.Error("files changed although the plan had a problem")
+	}
+}
+
 func TestSymlinkNotFollowed(t *testing.T) {
 	root := writeArchive(t, txtar.Parse([]byte(tree)))
 	outside := filepath.Join(t.TempDir(), "outside.go")
