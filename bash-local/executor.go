@@ -102,7 +102,9 @@ func New(cfg Config) (*Executor, error) {
 	return e, nil
 }
 
-// Resolve implements bash.Executor.
+// Resolve implements bash.Executor.Resolve: it returns req as a Spec with this executor's
+// defaults and caps applied (an empty Workdir becomes the configured one, or the process's), or
+// an error naming the invalid field of req.
 func (e *Executor) Resolve(req bash.Request) (bash.Spec, error) {
 	if strings.TrimSpace(req.Command) == "" {
 		return bash.Spec{}, errors.New("bashlocal: request.Command must not be empty")
@@ -219,7 +221,8 @@ func (e *Executor) retire(p *proc.Process) {
 	e.mu.Unlock()
 }
 
-// Run implements bash.Executor.
+// Run implements bash.Executor.Run: it runs spec in the foreground until it exits, its timeout
+// passes or ctx is done, and returns the RunResult, or an error when nothing could be started.
 func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
 	if err := checkSpec(spec); err != nil {
 		return bash.RunResult{}, err
@@ -266,7 +269,8 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	}, nil
 }
 
-// Start implements bash.Executor.
+// Start implements bash.Executor.Start: it starts spec as a background task and returns the
+// task's handle at once, or an error for an invalid spec or a closed executor.
 func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 	if err := checkSpec(spec); err != nil {
 		return nil, err
@@ -330,7 +334,8 @@ func (e *Executor) lookup(id bash.TaskID) (*task, error) {
 	return t, nil
 }
 
-// Get implements bash.Executor.
+// Get implements bash.Executor.Get: it returns the handle of task id with true, or nil and false
+// for an id this executor never issued.
 func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
 	t, err := e.lookup(id)
 	if err != nil {
@@ -339,7 +344,7 @@ func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
 	return t.handle, true
 }
 
-// List implements bash.Executor.
+// List implements bash.Executor.List: it returns every task started so far, in start order.
 func (e *Executor) List() []*bash.Task {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -350,7 +355,8 @@ func (e *Executor) List() []*bash.Task {
 	return out
 }
 
-// OwnerOf implements bash.Executor.
+// OwnerOf implements bash.Executor.OwnerOf: it returns the owner token recorded for task id with
+// true, or false for an unknown or ownerless task.
 func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 	t, err := e.lookup(id)
 	if err != nil || t.owner == nil {
@@ -359,7 +365,8 @@ func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 	return *t.owner, true
 }
 
-// ReadOutput implements bash.Executor.
+// ReadOutput implements bash.Executor.ReadOutput: it returns the output task id wrote since the
+// previous read, or an error matching bash.ErrUnknownTask.
 func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
 	t, err := e.lookup(id)
 	if err != nil {
@@ -385,7 +392,8 @@ func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
 	}, nil
 }
 
-// Kill implements bash.Executor.
+// Kill implements bash.Executor.Kill: it stops task id and returns true when it was running, or
+// an error matching bash.ErrUnknownTask.
 func (e *Executor) Kill(id bash.TaskID) (bool, error) {
 	t, err := e.lookup(id)
 	if err != nil {
@@ -403,12 +411,15 @@ func (e *Executor) Kill(id bash.TaskID) (bool, error) {
 	return true, nil
 }
 
-// OnTaskDone implements bash.Executor.
+// OnTaskDone implements bash.Executor.OnTaskDone: it registers listener for every task that ends
+// and returns the function that unregisters it.
 func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 	return e.listen.Add(listener)
 }
 
-// Close implements bash.Executor.
+// Close implements bash.Executor.Close: it kills every task and every process a run left behind,
+// waits for all of them (ctx bounds the grace period) and removes the spill directory unless
+// Config.KeepSpills is set. It returns ctx's error when the wait was cut short.
 func (e *Executor) Close(ctx context.Context) error {
 	e.closeOnce.Do(func() {
 		defer close(e.closeDone)

@@ -160,7 +160,9 @@ func (e *Executor) Connect(ctx context.Context) error {
 	return nil
 }
 
-// Resolve implements bash.Executor.
+// Resolve implements bash.Executor.Resolve: it returns req as a Spec with this executor's
+// defaults and caps applied, or an error naming the invalid field of req. Nothing is sent to the
+// host.
 func (e *Executor) Resolve(req bash.Request) (bash.Spec, error) {
 	if strings.TrimSpace(req.Command) == "" {
 		return bash.Spec{}, errors.New("bashssh: request.Command must not be empty")
@@ -328,7 +330,7 @@ func (e *Executor) retire(p *remoteProc) {
 	}
 }
 
-// Run implements bash.Executor. Besides the errors of the contract, it returns a *ConnectError when
+// Run implements bash.Executor.Run for spec on the remote host. Besides the errors of the contract, it returns a *ConnectError when
 // the host cannot be reached, a *SpawnError when the remote side cannot start the command (a
 // workdir that does not exist, no bash), and an error matching ErrConnectionLost when the
 // connection broke while the command ran; the partial result is returned with it.
@@ -399,7 +401,8 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	return res, failure
 }
 
-// Start implements bash.Executor. A task whose command cannot be started (host unreachable, host
+// Start implements bash.Executor.Start: it starts spec as a background task on the remote host
+// and returns the task's handle, or an error for an invalid spec or a closed executor. A task whose command cannot be started (host unreachable, host
 // key or authentication refused, workdir missing, no bash) ends killed with "spawn failed: REASON"
 // in its next read; a task whose connection breaks ends killed with "connection lost: …" there.
 func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
@@ -477,7 +480,8 @@ func (e *Executor) lookup(id bash.TaskID) (*task, error) {
 	return t, nil
 }
 
-// Get implements bash.Executor.
+// Get implements bash.Executor.Get: it returns the handle of task id with true, or nil and false
+// for an id this executor never issued.
 func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
 	t, err := e.lookup(id)
 	if err != nil {
@@ -486,7 +490,7 @@ func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
 	return t.handle, true
 }
 
-// List implements bash.Executor.
+// List implements bash.Executor.List: it returns every task started so far, in start order.
 func (e *Executor) List() []*bash.Task {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -497,7 +501,8 @@ func (e *Executor) List() []*bash.Task {
 	return out
 }
 
-// OwnerOf implements bash.Executor.
+// OwnerOf implements bash.Executor.OwnerOf: it returns the owner token recorded for task id with
+// true, or false for an unknown or ownerless task.
 func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 	t, err := e.lookup(id)
 	if err != nil || t.owner == nil {
@@ -506,7 +511,8 @@ func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 	return *t.owner, true
 }
 
-// ReadOutput implements bash.Executor.
+// ReadOutput implements bash.Executor.ReadOutput: it returns the output task id wrote since the
+// previous read, or an error matching bash.ErrUnknownTask.
 func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
 	t, err := e.lookup(id)
 	if err != nil {
@@ -544,7 +550,8 @@ func isDone(t *bash.Task) bool {
 	}
 }
 
-// Kill implements bash.Executor.
+// Kill implements bash.Executor.Kill: it stops task id and returns true when it was running, or
+// an error matching bash.ErrUnknownTask.
 func (e *Executor) Kill(id bash.TaskID) (bool, error) {
 	t, err := e.lookup(id)
 	if err != nil {
@@ -562,7 +569,8 @@ func (e *Executor) Kill(id bash.TaskID) (bool, error) {
 	return true, nil
 }
 
-// OnTaskDone implements bash.Executor.
+// OnTaskDone implements bash.Executor.OnTaskDone: it registers listener for every task that ends
+// and returns the function that unregisters it.
 func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 	return e.listen.Add(listener)
 }

@@ -26,8 +26,8 @@ type Executor interface {
 	//
 	// It returns an error wrapping ErrAbortedBeforeSpawn when ctx is already done, ErrClosed after
 	// Close, and an error when the command cannot be started, which wraps the cause so that
-	// errors.Is works on it (fs.ErrNotExist when spec.Workdir does not exist). Processes the command left running in the background are not waited for; Close
-	// stops them.
+	// errors.Is works on it (fs.ErrNotExist when spec.Workdir does not exist). Processes the
+	// command left running in the background are not waited for; Close stops them.
 	Run(ctx context.Context, spec Spec) (RunResult, error)
 
 	// Start starts spec as a background task and returns its live handle at once, already listed

@@ -144,6 +144,9 @@ type TaskRead struct {
 
 // TaskListener receives a background task when it finishes. It runs after the task's exit facts
 // are final and before the task's Done channel is closed.
+//
+//catalog:event bash/task-done
+//catalog:mode emit
 type TaskListener func(task *Task)
 
 // ErrClosed is returned by an executor's methods after Close has begun.

@@ -66,8 +66,16 @@ func (c *Call) UnmarshalJSON(data []byte) error {
 type Agent struct {
 	Owner  string
 	Dir    string
-	Inject func(notice Notice) error
+	Inject Injector
 }
+
+// Injector appends notice to an agent session as durable context for its next model request. It
+// may be called from any goroutine, at any time. It returns an error wrapping [ErrAgentGone] when
+// the session no longer exists, and the notice is then dropped.
+//
+//catalog:event tools/notice
+//catalog:mode serial
+type Injector func(notice Notice) error
 
 // Notice is a message a tool injects into an agent session outside a call's result. Source
 // names the tool package that sent it (for instance "tool-bash"), so a harness can attribute
