@@ -264,6 +264,9 @@ func (d *dialer) dial(ctx context.Context) (*ssh.Client, error) {
 				what += fmt.Sprintf("; ssh-agent at %s unusable: %v", d.cfg.AgentSocket, agentErr)
 			}
 			return nil, wrap(fmt.Errorf("%w for user %s (offered %s): %v", ErrAuthRefused, d.cfg.User, what, err))
+		case len(algos) > 0 && strings.Contains(err.Error(), "no common algorithm for host key"):
+			return nil, wrap(fmt.Errorf("host key verification failed: the server offers none of the key types known_hosts holds for %s (%s); its host key may have changed: %v",
+				knownhosts.Normalize(d.addr), strings.Join(algos, ", "), err))
 		}
 		return nil, wrap(err)
 	}
