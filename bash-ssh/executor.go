@@ -313,7 +313,7 @@ func (e *Executor) prepare(spec bash.Spec, stdout, stderr *output.Collector) (*r
 // may leave processes behind); a command whose connection was lost becomes an orphan, stopped once
 // the host is reachable again.
 func (e *Executor) retire(p *remoteProc) {
-	_, _, _, lost := p.result()
+	lost := p.result().lost
 	pgid := p.group()
 	sent := p.wasSent()
 	e.mu.Lock()
@@ -373,7 +373,8 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	if cause != nil {
 		p.terminate(false, true)
 	}
-	exit, failure, notStarted, _ := p.result()
+	out := p.result()
+	exit, failure, notStarted := out.exit, out.failure, out.notStarted
 	stdout.Seal()
 	stderr.Seal()
 	e.retire(p)
@@ -447,7 +448,8 @@ func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		exit, failure, notStarted, lost := p.result()
+		out := p.result()
+		exit, failure, notStarted, lost := out.exit, out.failure, out.notStarted, out.lost
 		t.stdout.Seal()
 		t.stderr.Seal()
 		e.retire(p)

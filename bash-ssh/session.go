@@ -464,12 +464,20 @@ func (p *remoteProc) adopt(h *stopHandle) int {
 	return p.pgid
 }
 
-// result returns the exit facts and the failure, once settled.
-func (p *remoteProc) result() (exitFacts, error, bool, bool) {
+// outcome is how a command ended, once its session has settled.
+type outcome struct {
+	exit       exitFacts
+	failure    error // why it did not start or did not finish; nil when it ran to its end
+	notStarted bool  // failure came before the command could have run
+	lost       bool  // failure is a lost connection
+}
+
+// result waits until p has settled and returns its outcome.
+func (p *remoteProc) result() outcome {
 	<-p.settled
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.exit, p.failure, p.notStarted, p.lost
+	return outcome{exit: p.exit, failure: p.failure, notStarted: p.notStarted, lost: p.lost}
 }
 
 // group returns the process group, or 0 when it never became known.
