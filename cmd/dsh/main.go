@@ -181,8 +181,8 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 }
 
 // serve runs the MCP server on one session over in and out until in ends or ctx is done, then
-// closes it. It returns exitOK, or exitTool when the server could not start or processes
-// survived the close.
+// closes it. It returns exitOK, exitUsage when the tools refuse cfg, or exitTool when the
+// session could not start or the close failed (processes survived it).
 func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser, stderr io.Writer) int {
 	srv, err := newServer(cfg)
 	if err != nil {
@@ -208,7 +208,11 @@ func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser
 	defer cancel()
 	err = srv.close(closeCtx)
 	<-done
-	if err != nil {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		// Processes that outlived SIGTERM for shutdownGrace were killed with SIGKILL and reaped.
+		fmt.Fprintf(stderr, "dsh mcp: shutdown: processes ignored SIGTERM for %v and were killed\n", shutdownGrace)
+	case err != nil:
 		fmt.Fprintf(stderr, "dsh mcp: shutdown: %v\n", err)
 		return exitTool
 	}

@@ -216,9 +216,12 @@ func TestBackgroundTask(t *testing.T) {
 	if !waitGone(pid) {
 		t.Errorf("process %d still alive after bash_kill", pid)
 	}
+	task, _ := srv.tools.ex.Get(bash.TaskID(id))
+	<-task.Done() // the kill notice is queued before Done closes
 	res := c.call("bash_output", taskArgs(id))
-	if got := text(res); !strings.HasPrefix(stripNotices(res), "(no new output)\n[status: killed") {
-		t.Errorf("after kill: %q", got)
+	want := []string{"background bash task " + id + " finished [status: killed by SIGTERM]. Read its output with bash_output.\n", "(no new output)\n[status: killed by SIGTERM]"}
+	if got := texts(res); !reflect.DeepEqual(got, want) {
+		t.Errorf("after kill: %q, want %q", got, want)
 	}
 	if got := text(c.call("bash_kill", taskArgs(id))); !strings.Contains(got, "task "+id+" had already finished") {
 		t.Errorf("second bash_kill: %q", got)
@@ -229,15 +232,6 @@ func TestBackgroundTask(t *testing.T) {
 	if res := c.call("bash_kill", `{"task_id":7}`); !res.IsError || text(res) != `Error: invalid arguments: "task_id" must be a string` {
 		t.Errorf("bad task_id: isError %v %q", res.IsError, text(res))
 	}
-}
-
-// stripNotices returns the text of res without a leading notice block.
-func stripNotices(res *mcp.CallToolResult) string {
-	ts := texts(res)
-	if len(ts) > 1 && strings.HasPrefix(ts[0], "background bash task ") {
-		ts = ts[1:]
-	}
-	return strings.Join(ts, "")
 }
 
 // TestCompletionNotice checks that a finished task's notice comes first in the session's next

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestScripts runs the command-line scenarios in testdata/script: dsh call, dsh tools, and dsh
+// mcp as a subprocess spoken to in JSON-RPC over its stdin and stdout.
+//
+// Extra commands:
+//
+//	mcp start [FLAG...]   start `dsh mcp FLAG...` with piped stdin and stdout
+//	mcp send LINE         write LINE; when it is a request (it has an id), wait for the
+//	                      response with that id and print every message read until then
+//	mcp send -async LINE  write LINE and do not wait (what comes back is printed by close)
+//	mcp poll REGEXP LINE  send the request LINE again and again until its response matches
+//	                      REGEXP, and print the responses
+//	mcp recv              read and print the next message
+//	mcp close             close dsh's stdin and wait for it to exit; fails unless it exits 0
+//	mcp signal SIG        send SIGTERM or SIGINT, then wait as mcp close does
+//	waitfile FILE         wait until FILE holds a whole line
+//	gone FILE             fail when the process whose pid FILE holds is alive
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Values[mcpKey{}] = &mcpProc{}
+			env.Defer(func() { env.Values[mcpKey{}].(*mcpProc).kill() })
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mcp":      cmdMCP,
+			"waitfile": cmdWaitfile,
+			"gone":     cmdGone,
+		},
+	})
+}
+
+type mcpKey struct{}
+
+// mcpProc is the `dsh mcp` subprocess of one script.
+type mcpProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+	lines  chan string // messages read from stdout, by a reader goroutine
+	done   chan struct{}
+	waited bool
+}
+
+// kill ends a subprocess the script left running (a failed script).
+func (p *mcpProc) kill() {
+	if p.cmd == nil || p.waited {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	<-p.done
+}
+
+const scriptDeadline = 20 * time.Second
+
+func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
+	p := ts.Value(mcpKey{}).(*mcpProc)
+	if len(args) == 0 {
+		ts.Fatalf("usage: mcp start|send|recv|close|signal ...")
+	}
+	if neg && args[0] != "close" && args[0] != "signal" {
+		ts.Fatalf("mcp %s does not support !", args[0])
+	}
+	switch args[0] {
+	case "start":
+		if p.cmd != nil && !p.waited {
+			ts.Fatalf("mcp already started")
+		}
+		*p = mcpProc{}
+		bin := lookPath(ts, "dsh")
+		p.cmd = exec.Command(bin, append([]string{"mcp"}, args[1:]...)...)
+		p.cmd.Dir = ts.Getenv("WORK")
+		p.cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
+		p.cmd.Stderr = &p.stderr
+		var err error
+		p.stdin, err = p.cmd.StdinPipe()
+		ts.Check(err)
+		stdout, err := p.cmd.StdoutPipe()
+		ts.Check(err)
+		ts.Check(p.cmd.Start())
+		p.lines, p.done = make(chan string, 100), make(chan struct{})
+		go func() {
+			defer close(p.done)
+			defer close(p.lines)
+			r := bufio.NewReaderSize(stdout, 1<<20)
+			for {
+				line, err := r.ReadString('\n')
+				if line != "" {
+					p.lines <- strings.TrimSuffix(line, "\n")
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	case "send":
+		async := len(args) == 3 && args[1] == "-async"
+		if async {
+			args = args[1:]
+		}
+		if len(args) != 2 {
+			ts.Fatalf("usage: mcp send [-async] LINE")
+		}
+		p.started(ts)
+		if _, err := io.WriteString(p.stdin, args[1]+"\n"); err != nil {
+			ts.Fatalf("write to dsh: %v", err)
+		}
+		if async {
+			return
+		}
+		if id := requestID(args[1]); id != "" {
+			p.await(ts, id, ts.Stdout())
+		}
+	case "poll":
+		if len(args) != 3 {
+			ts.Fatalf("usage: mcp poll REGEXP LINE")
+		}
+		p.started(ts)
+		re, err := regexp.Compile(args[1])
+		ts.Check(err)
+		id := requestID(args[2])
+		if id == "" {
+			ts.Fatalf("mcp poll: %s is not a request", args[2])
+		}
+		out := ts.Stdout()
+		deadline := time.Now().Add(scriptDeadline)
+		for {
+			if _, err := io.WriteString(p.stdin, args[2]+"\n"); err != nil {
+				ts.Fatalf("write to dsh: %v", err)
+			}
+			resp := p.await(ts, id, out)
+			if re.MatchString(resp) {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("no response matched %s within %v", args[1], scriptDeadline)
+			}
+			time.Sleep(20 * time.Millisecond) // polling interval, bounded by deadline
+		}
+	case "recv":
+		p.started(ts)
+		fmt.Fprintln(ts.Stdout(), p.recv(ts))
+	case "close", "signal":
+		p.started(ts)
+		out := ts.Stdout() // replaces the previous command's stdout even when nothing comes
+		if args[0] == "close" {
+			ts.Check(p.stdin.Close())
+		} else {
+			sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[strings.Join(args[1:], "")]
+			if sig == 0 {
+				ts.Fatalf("usage: mcp signal TERM|INT")
+			}
+			ts.Check(p.cmd.Process.Signal(sig))
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- p.cmd.Wait() }()
+		var err error
+		select {
+		case err = <-exited:
+		case <-time.After(scriptDeadline):
+			_ = p.cmd.Process.Kill()
+			<-exited
+			ts.Fatalf("dsh mcp did not exit within %v of %s", scriptDeadline, args[0])
+		}
+		p.waited = true
+		<-p.done
+		for line := range p.lines {
+			fmt.Fprintln(out, line) // messages nobody waited for
+		}
+		if p.stderr.Len() > 0 {
+			ts.Logf("dsh mcp stderr:\n%s", p.stderr.String())
+		}
+		switch {
+		case err != nil && !neg:
+			ts.Fatalf("dsh mcp: %v", err)
+		case err == nil && neg:
+			ts.Fatalf("dsh mcp exited 0, want a failure")
+		}
+	default:
+		ts.Fatalf("unknown mcp subcommand %q", args[0])
+	}
+}
+
+// requestID returns the id of line when it is a JSON-RPC request, and "" for a notification or
+// a broken line.
+func requestID(line string) string {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal([]byte(line), &msg) != nil || len(msg.ID) == 0 || string(msg.ID) == "null" || msg.Method == "" {
+		return ""
+	}
+	return string(msg.ID)
+}
+
+// await prints to out every message dsh writes until the response with id, and returns that
+// response.
+func (p *mcpProc) await(ts *testscript.TestScript, id string, out io.Writer) string {
+	for {
+		line := p.recv(ts)
+		fmt.Fprintln(out, line)
+		var r struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && string(r.ID) == id {
+			return line
+		}
+	}
+}
+
+func (p *mcpProc) started(ts *testscript.TestScript) {
+	if p.cmd == nil || p.waited {
+		ts.Fatalf("mcp is not running; use mcp start")
+	}
+}
+
+// recv returns the next message dsh wrote, failing the script after the deadline or at the end
+// of dsh's output.
+func (p *mcpProc) recv(ts *testscript.TestScript) string {
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			ts.Fatalf("dsh closed its stdout; stderr:\n%s", p.stderr.String())
+		}
+		return line
+	case <-time.After(scriptDeadline):
+		ts.Fatalf("no message from dsh within %v", scriptDeadline)
+	}
+	return ""
+}
+
+// lookPath finds name in the script's PATH, where testscript installs the commands of
+// TestMain.
+func lookPath(ts *testscript.TestScript, name string) string {
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			return filepath.Join(dir, name)
+		}
+	}
+	ts.Fatalf("%s not in $PATH", name)
+	return ""
+}
+
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	file := ts.MkAbs(args[0])
+	if !eventually(scriptDeadline, func() bool {
+		b, err := os.ReadFile(file)
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	}) {
+		ts.Fatalf("%s holds no line after %v", args[0], scriptDeadline)
+	}
+}
+
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gone FILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		ts.Fatalf("process %d (from %s) is still alive", pid, args[0])
+	}
+}
