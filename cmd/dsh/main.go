@@ -22,9 +22,10 @@
 // `dsh tools` prints the tools as the MCP server lists them (name, title, description, input
 // schema, annotations), as a JSON array.
 //
-// -workdir is where commands start (default: the current directory). -timeout is the default
-// time a foreground command may run (bash: 2m, persistent bash: 5m) and -max-timeout the cap on
-// a call's own timeoutMs (10m; not with -persistent). Usage errors exit 2.
+// -workdir is where commands start and what a relative workdir argument is resolved against
+// (default: the current directory). -timeout is the default time a foreground command may run
+// (bash: 2m, persistent bash: 5m) and -max-timeout the cap on a call's own timeoutMs (10m; not
+// with -persistent). Usage errors exit 2.
 package main
 
 import (
@@ -134,11 +135,13 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 	case f.timeout > 0 && f.maxTimeout > 0 && f.timeout > f.maxTimeout:
 		return fail("-timeout %v is above -max-timeout %v", f.timeout, f.maxTimeout)
 	}
-	dir, err := resolveWorkdir(f.workdir)
-	if err != nil {
-		return fail("%v", err)
+	if f.workdir != "" {
+		dir, err := resolveWorkdir(f.workdir)
+		if err != nil {
+			return fail("%v", err)
+		}
+		f.workdir = dir
 	}
-	f.workdir = dir
 	return f.fs.Args(), exitOK, true
 }
 

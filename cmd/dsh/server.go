@@ -137,7 +137,7 @@ func (s *server) sessionOf(ss *mcp.ServerSession) *session {
 		return st
 	}
 	st := &session{owner: newOwner()}
-	st.agent = &tools.Agent{Owner: st.owner, Inject: st.inject}
+	st.agent = &tools.Agent{Owner: st.owner, Dir: s.tools.dir, Inject: st.inject}
 	s.sessions[ss] = st
 	s.owners[st.owner] = st
 	return st

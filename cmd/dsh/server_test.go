@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -116,6 +117,9 @@ func TestInitialize(t *testing.T) {
 func TestForeground(t *testing.T) {
 	srv := testServer(t, config{})
 	c := connect(t, srv)
+	if err := os.Mkdir(filepath.Join(srv.tools.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		args    string
@@ -129,6 +133,9 @@ func TestForeground(t *testing.T) {
 		{"signal", bashArgs("kill -KILL $$", nil), "(no output)\n[killed by signal: SIGKILL]", false},
 		{"timeout", bashArgs("echo started; sleep 30", map[string]any{"timeoutMs": 300}), "^started\n\\[timed out after 300ms\\]\n\\[killed by signal: SIGTERM\\]$", false},
 		{"workdir", bashArgs("pwd", map[string]any{"workdir": "/"}), "/\n", false},
+		{"default workdir", bashArgs("pwd", nil), srv.tools.dir + "\n", false},
+		{"relative workdir", bashArgs("pwd", map[string]any{"workdir": "sub"}), srv.tools.dir + "/sub\n", false},
+		{"missing workdir", bashArgs("pwd", map[string]any{"workdir": "nowhere"}), "^Error: .*nowhere", true},
 		{"missing field", `{"command":"ls"}`, `Error: invalid arguments: missing required property "description"`, true},
 		{"wrong types", `{"command":["ls"],"description":1,"timeoutMs":"5"}`, `Error: invalid arguments: "command" must be a string; "description" must be a string; "timeoutMs" must be a number`, true},
 		{"not an object", `"ls"`, `Error: invalid arguments: "arguments" must be an object`, true},

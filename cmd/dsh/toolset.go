@@ -36,6 +36,7 @@ type config struct {
 // toolset is the tools dsh serves and the backend that runs them: the local executor with the
 // one-shot bash tools, or the persistent shells. It is safe for concurrent use.
 type toolset struct {
+	dir   string // absolute: where commands start, and the base of a relative workdir argument
 	reg   tools.Registry
 	list  []*tools.Tool
 	hint  string // a line for the model, sent as the MCP server instructions
@@ -51,7 +52,12 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	ts := &toolset{}
+	dir, err := resolveWorkdir(cfg.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Workdir = dir
+	ts := &toolset{dir: dir}
 	if cfg.Persistent {
 		sh, err := persistentbash.New(persistentbash.Config{Workdir: cfg.Workdir, Timeout: cfg.Timeout})
 		if err != nil {
@@ -167,11 +173,15 @@ func (ts *toolset) mcpTools() []*mcp.Tool {
 	return out
 }
 
-// resolveWorkdir returns dir made absolute and checked to be a directory, or "" for "". It
-// returns an error naming dir when it does not exist or is not a directory.
+// resolveWorkdir returns dir made absolute and checked to be a directory; "" means the current
+// directory. It returns an error naming dir when it does not exist or is not a directory.
 func resolveWorkdir(dir string) (string, error) {
 	if dir == "" {
-		return "", nil
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+		return wd, nil
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
