@@ -40,11 +40,14 @@ type server struct {
 	life   context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards sessions, owners and closed
 	sessions map[*mcp.ServerSession]*session
 	owners   map[string]*session
 	closed   bool
 	watchers sync.WaitGroup // one per connected session, until its cleanup is done
+
+	closeDone chan struct{} // closed when the first close returns, with closeErr set
+	closeErr  error
 }
 
 // session is one MCP session's state: its owner token, the agent the tools see, and the
@@ -66,9 +69,10 @@ func newServer(cfg config) (*server, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &server{
-		logger:   cfg.Logger,
-		sessions: map[*mcp.ServerSession]*session{},
-		owners:   map[string]*session{},
+		logger:    cfg.Logger,
+		sessions:  map[*mcp.ServerSession]*session{},
+		owners:    map[string]*session{},
+		closeDone: make(chan struct{}),
 	}
 	ts, err := newToolset(cfg, s.agentFor)
 	if err != nil {
@@ -244,15 +248,17 @@ func toMCP(notices []tools.Notice, res tools.Result) *mcp.CallToolResult {
 
 // close ends every session and kills every process the tools started: calls in flight are
 // cancelled, sessions are closed and cleaned up, then the backend is closed (ctx bounds the
-// executor's grace period). Later connects fail. It returns the backend's close error.
+// executor's grace period). Later connects fail. It returns the backend's close error; a second
+// call waits for the first and returns the same.
 func (s *server) close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		s.watchers.Wait()
-		return nil
+		<-s.closeDone
+		return s.closeErr
 	}
 	s.closed = true
+	defer close(s.closeDone)
 	conns := make([]*mcp.ServerSession, 0, len(s.sessions))
 	for ss := range s.sessions {
 		conns = append(conns, ss)
@@ -265,5 +271,6 @@ func (s *server) close(ctx context.Context) error {
 	}
 	wg.Wait()
 	s.watchers.Wait()
-	return s.tools.close(ctx)
+	s.closeErr = s.tools.close(ctx)
+	return s.closeErr
 }
