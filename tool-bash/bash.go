@@ -44,6 +44,10 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 	if strings.TrimSpace(args.Command) == "" {
 		return tools.Result{}, errors.New("invalid command: expected a non-empty string")
 	}
+	if i := strings.IndexByte(args.Command, 0); i >= 0 {
+		// bash cannot receive a NUL in its argument list; say so instead of exec's EINVAL.
+		return tools.Result{}, fmt.Errorf("invalid command: contains a NUL byte at offset %d; a command cannot carry NUL (write it with printf '\\0' instead)", i)
+	}
 	if strings.TrimSpace(args.Description) == "" {
 		return tools.Result{}, errors.New("invalid description: expected a non-empty string")
 	}

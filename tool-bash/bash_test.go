@@ -176,6 +176,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"not an object", `["ls"]`, `Error: invalid arguments: "arguments" must be an object`},
 		{"malformed JSON", `{"command":"ls"`, `Error: invalid arguments: "arguments" must be valid JSON: unexpected end of JSON input`},
 		{"blank command", `{"command":"  \n","description":"d"}`, `Error: invalid command: expected a non-empty string`},
+		{"NUL in command", `{"command":"echo a\u0000b","description":"d"}`, `Error: invalid command: contains a NUL byte at offset 6; a command cannot carry NUL (write it with printf '\0' instead)`},
 		{"blank description", `{"command":"ls","description":" "}`, `Error: invalid description: expected a non-empty string`},
 		{"negative timeout", `{"command":"ls","description":"d","timeoutMs":-1}`, `Error: invalid timeoutMs: expected a positive number, got -1`},
 		{"zero timeout", `{"command":"ls","description":"d","timeoutMs":0}`, `Error: invalid timeoutMs: expected a positive number, got 0`},
