@@ -84,9 +84,9 @@ type Config struct {
 	MaxConnections int
 	// DialTimeout bounds connecting: TCP connect, handshake and authentication (15 s).
 	DialTimeout time.Duration
-	// KeepaliveInterval is how often an idle connection is probed (15 s); a probe that gets no answer
-	// within another KeepaliveInterval marks the connection lost. A negative value turns keepalives
-	// off.
+	// KeepaliveInterval is how often each connection is probed (15 s); a probe that gets no answer
+	// within another KeepaliveInterval marks the connection lost, and the calls it carried fail. A
+	// negative value turns keepalives off: then only the server closing the connection is noticed.
 	KeepaliveInterval time.Duration
 
 	// Workdir is where commands start on the remote host when a request names no directory. The
