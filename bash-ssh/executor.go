@@ -330,10 +330,13 @@ func (e *Executor) retire(p *remoteProc) {
 	}
 }
 
-// Run implements bash.Executor.Run for spec on the remote host. Besides the errors of the contract, it returns a *ConnectError when
-// the host cannot be reached, a *SpawnError when the remote side cannot start the command (a
-// workdir that does not exist, no bash), and an error matching ErrConnectionLost when the
-// connection broke while the command ran; the partial result is returned with it.
+// Run implements bash.Executor.Run for spec on the remote host, cancelled by ctx. Besides the
+// errors of the contract, it returns a *ConnectError when the host cannot be reached, a
+// *SpawnError when the remote side cannot start the command (a workdir that does not exist, no
+// bash), and an error matching ErrConnectionLost when the connection broke while the command ran;
+// the partial result is returned with it. spec.Timeout runs from the moment the server has the
+// command; connecting and waiting for a free session are bounded by the longer of spec.Timeout and
+// Config.DialTimeout.
 func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
 	if err := checkSpec(spec); err != nil {
 		return bash.RunResult{}, err
@@ -403,9 +406,10 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 }
 
 // Start implements bash.Executor.Start: it starts spec as a background task on the remote host
-// and returns the task's handle, or an error for an invalid spec or a closed executor. A task whose command cannot be started (host unreachable, host
-// key or authentication refused, workdir missing, no bash) ends killed with "spawn failed: REASON"
-// in its next read; a task whose connection breaks ends killed with "connection lost: …" there.
+// and returns the task's handle, or an error for an invalid spec or a closed executor. A task whose
+// command cannot be started (host unreachable, host key or authentication refused, workdir
+// missing, no bash) ends killed with "spawn failed: REASON" in its next read; a task whose
+// connection breaks ends killed with "connection lost: …" there.
 func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 	if err := checkSpec(spec); err != nil {
 		return nil, err
@@ -577,11 +581,12 @@ func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 	return e.listen.Add(listener)
 }
 
-// Close implements bash.Executor. It stops every command still running and every process a
+// Close implements bash.Executor.Close: it stops every command still running and every process a
 // finished command left behind (on a Linux remote also those that left their process group but
-// carry the executor's tag), stops commands whose connection was lost earlier once it reconnects,
-// then closes the connections. It returns an error naming the host when the remote processes could
-// not be reached or did not all end.
+// carry the executor's tag) and every command whose connection was lost earlier, waits until the
+// host reports them gone, then closes the connections. ctx bounds the grace period: once it is
+// done, SIGKILL goes out at once and Close returns ctx's error. It also returns an error naming the
+// host when the remote processes could not be reached or did not all end.
 func (e *Executor) Close(ctx context.Context) error {
 	e.closeOnce.Do(func() {
 		defer close(e.closeDone)
