@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 	"github.com/dsh-go/dsh/tools"
@@ -55,9 +56,10 @@ type Shells struct {
 // owner is one agent's shell slot. Holding turn (a send on it) is the right to run; shell is
 // read and written under Shells.mu so Release and Close can reach a running shell.
 type owner struct {
-	turn  chan struct{}
-	shell *ptyshell.Shell
-	gone  bool
+	turn   chan struct{}
+	queued atomic.Int32 // calls waiting for turn
+	shell  *ptyshell.Shell
+	gone   bool
 }
 
 // New returns the persistent bash tool configured by cfg (see [Config] for defaults), or an
@@ -102,11 +104,15 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 		return tools.Result{}, err
 	}
 	defer s.calls.Done()
+	o.queued.Add(1)
 	select {
 	case o.turn <- struct{}{}:
+		o.queued.Add(-1)
 	case <-ctx.Done():
+		o.queued.Add(-1)
 		return tools.Result{}, context.Cause(ctx)
 	case <-s.life.Done():
+		o.queued.Add(-1)
 		return tools.Result{}, ErrClosed
 	}
 	defer func() { <-o.turn }()

@@ -89,6 +89,9 @@ func (c *clipper) trim() {
 
 func (c *clipper) output() Output {
 	c.trim()
+	if c.omitted == 0 {
+		return Output{Head: c.head.String() + string(c.tail)}
+	}
 	return Output{
 		Head:         c.head.String(),
 		Tail:         string(c.tail),

@@ -6,12 +6,13 @@ import (
 	"strings"
 )
 
-func startMarker(nonce string) string { return "__DSH_PERSISTENT_BASH_START_" + nonce + "__" }
-func endMarker(nonce string) string   { return "__DSH_PERSISTENT_BASH_END_" + nonce + ":" }
+func startMarker(nonce string) string { return "__DSH_START_" + nonce + "__" }
+func endMarker(nonce string) string   { return "__DSH_END_" + nonce + ":" }
 
-// newNonce returns 32 random hex digits.
+// newNonce returns 16 random hex digits (64 bits): enough that no output guesses it, short
+// because bash's line editor reads the typed line one byte at a time.
 func newNonce() string {
-	var b [16]byte
+	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux and macOS
 	return hex.EncodeToString(b[:])
 }
@@ -26,13 +27,13 @@ func newNonce() string {
 func wrapLine(nonce, command string) string {
 	var b strings.Builder
 	b.Grow(len(command) + 200)
-	b.WriteString(`\builtin printf '%s\n' `)
+	b.WriteString(`\builtin echo `)
 	b.WriteString(startMarker(nonce))
-	b.WriteString(`; \builtin eval -- `)
+	b.WriteString(`;\builtin eval -- `)
 	quoteANSIC(&b, command)
-	b.WriteString(`; \builtin printf '%s%s\n' `)
+	b.WriteString(`;\builtin echo `)
 	b.WriteString(endMarker(nonce))
-	b.WriteString(` "$?"`)
+	b.WriteString(`"$?"`)
 	return b.String()
 }
 

@@ -1,6 +1,7 @@
 package ptyshell
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -12,6 +13,7 @@ const (
 	evText   eventKind = iota // printable text (valid UTF-8, only \n and \t as controls)
 	evPrompt                  // our primary prompt marker; status holds the shell's $?
 	evCont                    // our continuation (PS2) prompt marker
+	evSync                    // a barrier written by the Shell; status holds its number
 )
 
 // maxEscape bounds the intermediate bytes of an ESC sequence before it is abandoned.
@@ -43,6 +45,7 @@ type sanitizer struct {
 	promptPrefix string // "133;D;"
 	promptSuffix string // ";aid=<token>"
 	contPayload  string // "133;dsh-ps2;aid=<token>"
+	syncPrefix   string // "dsh-sync;<token>;"
 
 	state   escState
 	escLen  int    // bytes consumed by the current escape
@@ -60,6 +63,7 @@ func newSanitizer(token string) *sanitizer {
 		promptPrefix: "133;D;",
 		promptSuffix: ";aid=" + token,
 		contPayload:  "133;dsh-ps2;aid=" + token,
+		syncPrefix:   "dsh-sync;" + token + ";",
 	}
 }
 
@@ -215,6 +219,13 @@ func (z *sanitizer) endString(emit emitFunc) {
 	case payload == z.contPayload:
 		z.flushText(emit)
 		emit(evCont, "", 0)
+	case strings.HasPrefix(payload, z.syncPrefix):
+		n, err := strconv.Atoi(payload[len(z.syncPrefix):])
+		if err != nil || n < 0 {
+			return
+		}
+		z.flushText(emit)
+		emit(evSync, "", n)
 	case strings.HasPrefix(payload, z.promptPrefix) && strings.HasSuffix(payload, z.promptSuffix):
 		digits := payload[len(z.promptPrefix) : len(payload)-len(z.promptSuffix)]
 		status, ok := parseStatus(digits)

@@ -167,7 +167,8 @@ type Shell struct {
 	cmd   *exec.Cmd
 	ptmx  *os.File
 	pid   int
-	tty   uint64 // device number of the terminal
+	tty     uint64 // device number of the terminal
+	ttyPath string // path of the terminal's slave side
 	tag   string // DSH_PTY_SESSION_ID=…, inherited by every process the shell starts
 	token string // marks our prompt escapes
 
@@ -175,6 +176,8 @@ type Shell struct {
 	san      *sanitizer
 	track    *tracker // the running command, nil between commands
 	prompts  int      // primary prompts seen since start
+	syncSent uint64   // last barrier sent
+	synced   uint64   // last barrier the reader passed
 	known    map[int]uint64
 	notify   chan struct{}
 	exitInfo Exit
@@ -231,6 +234,7 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	if s.tty, err = ttyDev(tty); err != nil {
 		return fail("stat terminal", err)
 	}
+	s.ttyPath = tty.Name()
 
 	cmd := exec.Command(cfg.Bash, cfg.Args...)
 	cmd.Dir = cfg.Dir
@@ -344,8 +348,12 @@ func (s *Shell) read() {
 
 // emit is the sanitizer's callback; s.mu is held.
 func (s *Shell) emit(kind eventKind, text string, status int) {
-	if kind == evPrompt {
+	switch kind {
+	case evPrompt:
 		s.prompts++
+	case evSync:
+		s.synced = max(s.synced, uint64(status))
+		return
 	}
 	if s.track != nil {
 		s.track.event(kind, text, status)
@@ -375,9 +383,8 @@ func (s *Shell) wait() {
 }
 
 // Probe timing: the first look for a program blocked on the terminal comes after probeFirst
-// and the interval doubles up to probeMax. A wait is acted on only when two consecutive looks
-// see the same blocked thread without it having run in between, so output still in flight to
-// the reader can never be mistaken for a wait.
+// and the interval doubles up to probeMax. A look only finds candidates; whether one is
+// waiting is decided by a barrier (see sendBarrier), never by elapsed time.
 const (
 	probeFirst = 8 * time.Millisecond
 	probeMax   = 100 * time.Millisecond
@@ -464,8 +471,10 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 		res      Result
 		contSent bool
 		answers  = map[[2]uint64]answered{} // (pid, start) → answers given
-		seen     *waiter                    // blocked thread seen by the previous look
-		acted    *waiter                    // blocked thread last answered
+		acted    *waiter                    // blocked thread last sent end-of-file
+		pending  *waiter                    // blocked thread seen, waiting for its barrier
+		barrier  uint64                     // the barrier pending waits for
+		pendPh   phase                      // the phase pending was seen in
 		interval = probeFirst
 		timer    = time.NewTimer(probeFirst)
 	)
@@ -480,7 +489,7 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 	}
 	for {
 		s.mu.Lock()
-		ph, cont := tr.phase, tr.cont
+		ph, cont, synced := tr.phase, tr.cont, s.synced
 		s.mu.Unlock()
 		switch ph {
 		case phaseReady:
@@ -501,6 +510,45 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 			contSent = true
 			_ = s.Interrupt()
 		}
+		if pending != nil && synced >= barrier {
+			// Everything the terminal received before the barrier has been read: if the phase
+			// has not moved and the same thread still sits in the same read, the command
+			// really is waiting for input.
+			p := *pending
+			pending = nil
+			if w, fg, ok := s.blockedReader(); ok && w == p && ph == pendPh {
+				if ph == phaseEnded {
+					// The end marker came but no prompt marker (PROMPT_COMMAND was changed):
+					// the shell itself reading the terminal is its prompt.
+					if w.pid == s.pid {
+						return finish(Completed)
+					}
+					continue
+				}
+				key := [2]uint64{uint64(w.pid), w.start}
+				a := answers[key]
+				switch {
+				case a.eofs < eofPerProcess && res.StdinEOFs < eofPerRun:
+					a.eofs++
+					res.StdinEOFs++
+					acted = &p
+					_ = s.write(ctx, string([]byte{s.eof()}))
+				case a.ints == 0:
+					a.ints++
+					res.Interrupted = true
+					_ = unix.Kill(-fg, unix.SIGINT)
+				case fg != s.pid:
+					res.Killed = true
+					_ = unix.Kill(-fg, unix.SIGKILL)
+				default:
+					// The shell keeps reading the terminal without printing its prompt marker
+					// after end-of-file and SIGINT: it is at a prompt we do not recognise.
+					return finish(AtPrompt)
+				}
+				answers[key] = a
+				continue
+			}
+		}
 
 		select {
 		case <-s.notify:
@@ -516,62 +564,48 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 		case <-timer.C:
 		}
 
-		// A look at who is blocked reading the terminal.
+		// A look at who is blocked reading the terminal. A blocked thread is only a candidate:
+		// output it wrote before blocking (the end marker, say) may still be on its way to the
+		// reader, so a barrier is sent through the terminal and the candidate is judged once
+		// the reader has passed it.
 		interval = min(interval*2, probeMax)
 		timer.Reset(interval)
+		s.mu.Lock()
+		ph = tr.phase
+		s.mu.Unlock()
 		if ph != phaseBody && ph != phaseEnded {
-			seen = nil
 			continue
 		}
-		w, fg, ok := s.blockedReader()
-		if !ok {
-			seen = nil
-			continue
+		w, _, ok := s.blockedReader()
+		if !ok || (ph == phaseBody && acted != nil && *acted == w) {
+			continue // nobody waits, or our end-of-file has not been consumed yet
 		}
-		confirmed := seen != nil && *seen == w
-		seen = &w
-		if !confirmed {
-			continue
+		if n, ok := s.sendBarrier(); ok {
+			pending, barrier, pendPh = &w, n, ph
 		}
-		if ph == phaseEnded {
-			// The end marker came but no prompt marker: PROMPT_COMMAND was changed. The shell
-			// itself reading the terminal is its prompt.
-			if w.pid == s.pid {
-				return finish(Completed)
-			}
-			continue
-		}
-		if acted != nil && *acted == w {
-			continue // our answer has not been consumed yet
-		}
-		key := [2]uint64{uint64(w.pid), w.start}
-		a := answers[key]
-		switch {
-		case a.eofs < eofPerProcess && res.StdinEOFs < eofPerRun:
-			a.eofs++
-			res.StdinEOFs++
-			_ = s.write(ctx, string([]byte{s.eof()}))
-		case a.ints == 0:
-			a.ints++
-			res.Interrupted = true
-			_ = unix.Kill(-fg, unix.SIGINT)
-		case fg != s.pid:
-			res.Killed = true
-			_ = unix.Kill(-fg, unix.SIGKILL)
-		default:
-			// The shell keeps reading the terminal without printing its prompt marker after
-			// end-of-file and SIGINT: it is at a prompt we do not recognise.
-			return finish(AtPrompt)
-		}
-		answers[key] = a
-		if a.ints == 0 {
-			// An end-of-file is typed: wait until the thread has consumed it. A signal needs no
-			// such wait (and an ignored one would never wake the thread).
-			w2 := w
-			acted = &w2
-		}
-		seen = nil
 	}
+}
+
+// sendBarrier writes a sync escape with a new sequence number to the terminal's slave side,
+// where it queues behind everything the shell's processes wrote before. When the reader
+// reports it (s.synced), all of that output has been processed. It returns false when the
+// terminal cannot be written (the barrier is then simply not sent).
+func (s *Shell) sendBarrier() (uint64, bool) {
+	s.mu.Lock()
+	s.syncSent++
+	n := s.syncSent
+	s.mu.Unlock()
+	fd, err := unix.Open(s.ttyPath, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	// CAN first: it ends any escape sequence a program left unfinished, so ours is parsed.
+	msg := "\x18\x1b]dsh-sync;" + s.token + ";" + strconv.FormatUint(n, 10) + "\x07"
+	if _, err := unix.Write(fd, []byte(msg)); err != nil {
+		return 0, false
+	}
+	return n, true
 }
 
 // blockedReader returns the first thread of the foreground group blocked reading the terminal.

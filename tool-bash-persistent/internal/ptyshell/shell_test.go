@@ -258,8 +258,8 @@ func TestAliasesCannotBreakTheWrapper(t *testing.T) {
 func TestMarkerSpoofing(t *testing.T) {
 	s := startShell(t, Config{})
 	cases := []struct{ name, command, want string }{
-		{"foreign end marker", "printf '__DSH_PERSISTENT_BASH_END_00000000000000000000000000000000:0\\n'; echo real", "__DSH_PERSISTENT_BASH_END_00000000000000000000000000000000:0\nreal"},
-		{"foreign start marker", "printf '__DSH_PERSISTENT_BASH_START_abc__\\n'; echo real", "__DSH_PERSISTENT_BASH_START_abc__\nreal"},
+		{"foreign end marker", "printf '__DSH_END_0000000000000000:0\\n'; echo real", "__DSH_END_0000000000000000:0\nreal"},
+		{"foreign start marker", "printf '__DSH_START_abc__\\n'; echo real", "__DSH_START_abc__\nreal"},
 		{"prompt escape without token", "printf '\\033]133;D;0\\007dsh> '; sleep 0.2; echo real", "dsh> real"},
 		{"continuation escape without token", "printf '\\033]133;dsh-ps2\\007> '; echo real", "> real"},
 		{"xtrace shows the wrapper", "set -x; echo traced; set +x", "++ echo traced\ntraced\n++ set +x"},

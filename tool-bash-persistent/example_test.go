@@ -1,0 +1,51 @@
+package persistentbash_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
+	"github.com/dsh-go/dsh/tools"
+)
+
+// An agent's shell keeps its working directory and variables from one call to the next;
+// another agent gets a shell of its own.
+func ExampleNew() {
+	workspace, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(workspace)
+	shells, err := persistentbash.New(persistentbash.Config{Workdir: workspace})
+	if err != nil {
+		panic(err)
+	}
+	defer shells.Close()
+	var reg tools.Registry
+	if _, err := reg.Register(shells.Tool()); err != nil {
+		panic(err)
+	}
+	call := func(owner, command string) {
+		args, _ := json.Marshal(persistentbash.Args{Command: command})
+		r := reg.Execute(context.Background(), tools.Call{ID: "1", Name: "bash", Args: args, Agent: &tools.Agent{Owner: owner}})
+		fmt.Printf("%s $ %s\n%s\n", owner, command, r.Text())
+	}
+	call("alice", "mkdir -p src && cd src && export GREETING=hello")
+	call("alice", `echo "$GREETING from $(basename "$PWD")"`)
+	call("bob", `echo "${GREETING:-unset}"; ls`)
+	call("alice", "exit 3")
+	call("alice", `echo "${GREETING:-unset}"`)
+	// Output:
+	// alice $ mkdir -p src && cd src && export GREETING=hello
+	//
+	// alice $ echo "$GREETING from $(basename "$PWD")"
+	// hello from src
+	// bob $ echo "${GREETING:-unset}"; ls
+	// unset
+	// src
+	// alice $ exit 3
+	// exit
+	// [shell exited: code 3]
+	// The persistent bash shell was reset; the next bash call starts from the workspace with a fresh current directory and environment.
+	// alice $ echo "${GREETING:-unset}"
+	// unset
+}

@@ -1,0 +1,116 @@
+package ptyshell
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+const testToken = "tok123"
+
+// sanitizeChunks feeds chunks to a fresh sanitizer, flushes it, and returns the stream as
+// strings: text runs merged, prompts as "<P:status>", continuation prompts as "<C>".
+func sanitizeChunks(chunks ...string) string {
+	z := newSanitizer(testToken)
+	var b strings.Builder
+	emit := func(kind eventKind, text string, status int) {
+		switch kind {
+		case evText:
+			b.WriteString(text)
+		case evPrompt:
+			fmt.Fprintf(&b, "<P:%d>", status)
+		case evCont:
+			b.WriteString("<C>")
+		case evSync:
+			fmt.Fprintf(&b, "<S:%d>", status)
+		}
+	}
+	for _, c := range chunks {
+		z.feed([]byte(c), emit)
+	}
+	z.flush(emit)
+	return b.String()
+}
+
+func TestSanitizer(t *testing.T) {
+	checkLeaks(t)
+	prompt := "\x1b]133;D;0;aid=" + testToken + "\x07dsh> "
+	cases := []struct {
+		name   string
+		chunks []string
+		want   string
+	}{
+		{"plain text", []string{"hello\tworld\n"}, "hello\tworld\n"},
+		{"CRLF and lone CR", []string{"a\r\nb\rc\n"}, "a\nb\nc\n"},
+		{"CRLF split across chunks", []string{"a\r", "\nb"}, "a\nb"},
+		{"CR at the end of the stream", []string{"a\r"}, "a\n"},
+		{"CSI removed", []string{"\x1b[1;31mred\x1b[0m"}, "red"},
+		{"CSI split across chunks", []string{"x\x1b[3", "8;5;1", "mred"}, "xred"},
+		{"private CSI", []string{"\x1b[?2004hon\x1b[?2004l"}, "on"},
+		{"prompt marker", []string{"out\n" + prompt}, "out\n<P:0>dsh> "},
+		{"prompt marker split everywhere", strings.Split("out\n"+prompt, ""), "out\n<P:0>dsh> "},
+		{"prompt status", []string{"\x1b]133;D;127;aid=" + testToken + "\x07"}, "<P:127>"},
+		{"prompt marker with ST", []string{"\x1b]133;D;3;aid=" + testToken + "\x1b\\"}, "<P:3>"},
+		{"prompt marker with ST split", []string{"\x1b]133;D;3;aid=" + testToken + "\x1b", "\\x"}, "<P:3>x"},
+		{"foreign prompt marker dropped", []string{"\x1b]133;D;0\x07a\x1b]133;D;0;aid=other\x07b"}, "ab"},
+		{"bad status dropped", []string{"\x1b]133;D;256;aid=" + testToken + "\x07\x1b]133;D;x;aid=" + testToken + "\x07"}, ""},
+		{"continuation marker", []string{"\x1b]133;dsh-ps2;aid=" + testToken + "\x07> "}, "<C>> "},
+		{"barrier", []string{"a\x18\x1b]dsh-sync;" + testToken + ";12\x07b"}, "a<S:12>b"},
+		{"barrier ends an unfinished escape", []string{"\x1b]0;title", "\x18\x1b]dsh-sync;" + testToken + ";3\x07x"}, "<S:3>x"},
+		{"foreign barrier dropped", []string{"\x1b]dsh-sync;other;1\x07\x1b]dsh-sync;" + testToken + ";-1\x07"}, ""},
+		{"other OSC dropped", []string{"\x1b]0;title\x07a\x1b]8;;http://x\x1b\\b"}, "ab"},
+		{"DCS and APC dropped", []string{"\x1bPq#0;2;0;0;0\x1b\\a\x1b_apc\x07b"}, "ab"},
+		{"two-byte escapes", []string{"\x1b7a\x1b8b\x1bcc\x1b=d"}, "abcd"},
+		{"charset designation", []string{"\x1b(Ba\x1b)0b"}, "ab"},
+		{"trailing ESC carried", []string{"a\x1b", "[31mb"}, "ab"},
+		{"trailing ESC dropped at flush", []string{"a\x1b"}, "a"},
+		{"CAN cancels an escape", []string{"\x1b[12\x18x"}, "x"},
+		{"ESC inside CSI starts a new escape", []string{"\x1b[1\x1b[2mx"}, "x"},
+		{"malformed CSI", []string{"\x1b[1\nx"}, "x"},
+		{"ESC inside OSC restarts", []string{"\x1b]0;t\x1b[31mx"}, "x"},
+		{"bell and controls", []string{"a\x07b\x00c\x08d\x7fe\x01f"}, "abcdef"},
+		{"invalid UTF-8", []string{"a\xffb\xc3"}, "a\uFFFDb\uFFFD"},
+		{"UTF-8 split across chunks", []string{"\xe2", "\x82", "\xac!"}, "€!"},
+		{"UTF-8 split then invalid", []string{"\xe2\x82", "x"}, "\uFFFD\uFFFDx"},
+		{"C1 controls dropped", []string{"a\u009bb\u0085c"}, "abc"},
+		{"over-long OSC discarded through its end", []string{"a\x1b]0;" + strings.Repeat("x", 10_000) + "\x07b"}, "ab"},
+		{"over-long OSC split ST", []string{"a\x1b]0;" + strings.Repeat("x", 500) + "\x1b", "\\b"}, "ab"},
+		{"over-long look-alike marker", []string{"\x1b]133;D;0;aid=" + testToken + strings.Repeat("x", 300) + "\x07"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := sanitizeChunks(c.chunks...); got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzSanitizer checks that any byte stream gives clean text, and the same text and events
+// whatever the chunking.
+func FuzzSanitizer(f *testing.F) {
+	for _, s := range []string{
+		"plain\r\ntext", "\x1b[1;31mred\x1b[0m", "\x1b]133;D;0;aid=" + testToken + "\x07dsh> ",
+		"\x1b]133;dsh-ps2;aid=" + testToken + "\x1b\\", "\xe2\x82\xac\xff\xc3", "\x1bP\x1b\\\x1b", "a\r",
+		"\x1b]0;" + strings.Repeat("y", 300), "\x00\x01\x02\x7f\u009b",
+	} {
+		f.Add([]byte(s), uint16(3))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		whole := sanitizeChunks(string(data))
+		i := int(cut) % (len(data) + 1)
+		split := sanitizeChunks(string(data[:i]), string(data[i:]))
+		if whole != split {
+			t.Fatalf("chunking at %d changes the result: %q vs %q", i, whole, split)
+		}
+		if !utf8.ValidString(whole) {
+			t.Fatalf("invalid UTF-8: %q", whole)
+		}
+		for _, r := range whole {
+			if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+				t.Fatalf("control %U in %q", r, whole)
+			}
+		}
+	})
+}

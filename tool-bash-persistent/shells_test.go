@@ -1,0 +1,373 @@
+package persistentbash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/tools"
+)
+
+func TestSchemaAndDescription(t *testing.T) {
+	checkLeaks(t)
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tool := s.Tool()
+	want := `{"type":"object","properties":{"command":{"type":"string","description":"The bash command to run. Relative path is preferred in the command."}},"required":["command"]}`
+	if tool.Name != "bash" || string(tool.Parameters) != want || tool.Description != DefaultDescription {
+		t.Fatalf("got %s %q %s", tool.Name, tool.Description, tool.Parameters)
+	}
+	custom, err := New(Config{Description: "Run it."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer custom.Close()
+	if custom.Tool().Description != "Run it." {
+		t.Fatalf("description %q", custom.Tool().Description)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	checkLeaks(t)
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"negative timeout", Config{Timeout: -time.Second}, "tool-bash-persistent: Timeout must be positive, got -1s"},
+		{"negative output cap", Config{MaxOutputChars: -5}, "tool-bash-persistent: MaxOutputChars must be positive, got -5"},
+		{"negative grace", Config{KillGrace: -1}, "tool-bash-persistent: KillGrace must not be negative, got -1ns"},
+		{"blank description", Config{Description: "  \n"}, "tool-bash-persistent: Description must be non-empty when set"},
+		{"relative workdir", Config{Workdir: "rel/dir"}, `tool-bash-persistent: Workdir must be absolute, got "rel/dir"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := New(c.cfg)
+			if err == nil {
+				s.Close()
+				t.Fatal("accepted")
+			}
+			if err.Error() != c.want {
+				t.Fatalf("got %q, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestCallView(t *testing.T) {
+	checkLeaks(t)
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v, ok := s.Tool().PresentCall(json.RawMessage(`{"command":"pwd"}`))
+	if !ok || v.Terminal == nil || v.Terminal.Command != "pwd" {
+		t.Fatalf("got %+v %v", v, ok)
+	}
+	if _, ok := s.Tool().PresentCall(json.RawMessage(`{"cmd":"pwd"}`)); ok {
+		t.Fatal("malformed arguments presented")
+	}
+}
+
+func TestResultView(t *testing.T) {
+	checkLeaks(t)
+	seven, zero := 7, 0
+	cases := []struct {
+		name   string
+		result tools.Result
+		want   tools.ResultView
+	}{
+		{"success", tools.Text("hi"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "hi", ExitCode: &zero}}},
+		{"exit code", tools.Text("out\n[exit code: 7]"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "out", ExitCode: &seven}}},
+		{"exit code only", tools.Text("[exit code: 7]"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "", ExitCode: &seven}}},
+		{"marker-looking text mid-line", tools.Text("x [exit code: 7]"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "x [exit code: 7]", ExitCode: &zero}}},
+		{"reset", tools.Text("bye\n[shell exited: code 0]\n" + ResetText), tools.ResultView{Terminal: &tools.TerminalResult{Output: "bye\n[shell exited: code 0]\n" + ResetText}}},
+		{"error", tools.ErrorResult(errors.New("boom")), tools.ResultView{Content: []tools.Content{tools.ConsoleBlock("Error: boom")}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := presentResult(Args{Command: "x"}, c.result)
+			if !ok {
+				t.Fatal("no view")
+			}
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(c.want)
+			if string(gj) != string(wj) {
+				t.Fatalf("got %s, want %s", gj, wj)
+			}
+		})
+	}
+}
+
+func TestBadCalls(t *testing.T) {
+	h := newHarness(t, Config{})
+	cases := []struct {
+		name, owner, args, want string
+	}{
+		{"no agent", "", `{"command":"true"}`, "Error: bash requires an owning agent session"},
+		{"empty command", "a", `{"command":""}`, "Error: command must be a non-empty string"},
+		{"whitespace command", "a", `{"command":" \n\t "}`, "Error: command must be a non-empty string"},
+		{"NUL in command", "a", `{"command":"echo a\u0000b"}`, "Error: command contains a NUL byte at offset 6; bash cannot receive it"},
+		{"missing command", "a", `{}`, `Error: invalid arguments: missing required property "command"`},
+		{"wrong type", "a", `{"command":7}`, `Error: invalid arguments: "command" must be a string`},
+		{"not an object", "a", `["ls"]`, `Error: invalid arguments: "arguments" must be an object`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			call := tools.Call{ID: "1", Name: ToolName, Args: json.RawMessage(c.args)}
+			if c.owner != "" {
+				call.Agent = &tools.Agent{Owner: c.owner}
+			}
+			r := h.reg.Execute(context.Background(), call)
+			if !r.IsError || r.Text() != c.want {
+				t.Fatalf("got %q (error %v), want %q", r.Text(), r.IsError, c.want)
+			}
+		})
+	}
+	if n := len(h.s.owners); n != 0 {
+		t.Fatalf("%d shells started by bad calls", n)
+	}
+}
+
+func TestStatePersistsPerOwner(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.expect("a", "export KEEP=loader && mkdir nested && cd nested", "")
+	h.expect("a", "f() { echo \"f:$1\"; }; f x", "f:x")
+	h.expect("a", "echo \"cwd=$PWD keep=$KEEP\"; f y", "cwd="+h.dir+"/nested keep=loader\nf:y")
+	// Another owner has its own shell, in the workspace, without a's state.
+	h.expect("b", "echo \"cwd=$PWD keep=${KEEP:-unset}\"; type f >/dev/null 2>&1 || echo no f", "cwd="+h.dir+" keep=unset\nno f")
+	h.expect("a", "false", "[exit code: 1]")
+	h.expect("a", "echo out; exit_in_subshell() { (exit 7); }; exit_in_subshell", "out\n[exit code: 7]")
+	h.expect("a", "cat <<'EOF'\nalpha\nbeta\nEOF", "alpha\nbeta")
+	h.expect("a", "x='line one'\ny=\"it's fine\"\necho \"$x:$y\"", "line one:it's fine")
+	h.expect("a", "printf '%s|%s' \"a\tb\" \"c\x03d\" | od -An -c | tr -s ' '", " a \\t b | c 003 d")
+}
+
+func TestAgentDirectory(t *testing.T) {
+	h := newHarness(t, Config{})
+	abs := t.TempDir()
+	ctx := context.Background()
+	if r := h.callCtx(ctx, "abs", abs, "pwd"); r.Text() != abs {
+		t.Fatalf("absolute agent dir: %q", r.Text())
+	}
+	if err := os.Mkdir(filepath.Join(h.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.callCtx(ctx, "rel", "sub", "pwd"); r.Text() != filepath.Join(h.dir, "sub") {
+		t.Fatalf("relative agent dir: %q", r.Text())
+	}
+	if r := h.callCtx(ctx, "missing", filepath.Join(abs, "nope"), "pwd"); !r.IsError || !strings.HasPrefix(r.Text(), "Error: persistent bash shell did not start: ") {
+		t.Fatalf("missing dir: %q", r.Text())
+	}
+}
+
+func TestCredentialsAreScrubbed(t *testing.T) {
+	t.Setenv("MY_API_TOKEN", "secret-1")
+	t.Setenv("DB_PASSWORD", "secret-2")
+	t.Setenv("DSH_INTERNAL", "secret-3")
+	t.Setenv("KEPT_KEY", "visible")
+	t.Setenv("PLAIN_VALUE", "plain")
+	h := newHarness(t, Config{KeepEnv: []string{"KEPT_KEY"}, Env: map[string]string{"EXTRA": "x", "PAGER": "less"}})
+	h.expect("a", "env | grep -c secret-", "0\n[exit code: 1]")
+	h.expect("a", "echo $KEPT_KEY $PLAIN_VALUE $EXTRA $PAGER $TERM $NO_COLOR $GIT_TERMINAL_PROMPT $DSH_SHELL", "visible plain x less dumb 1 0 1")
+}
+
+func TestLongOutputIsClipped(t *testing.T) {
+	h := newHarness(t, Config{MaxOutputChars: 1000})
+	r := h.call("a", "seq 1 100000")
+	text := r.Text()
+	if !strings.HasPrefix(text, "1\n2\n3\n") || !strings.HasSuffix(text, "\n99999\n100000") {
+		t.Fatalf("head or tail missing: %.30q … %.30q", text, text[len(text)-30:])
+	}
+	if !strings.Contains(text, "\n[output clipped: 587895 characters (99764 lines) omitted") || strings.Count(text, "[output clipped") != 1 {
+		t.Fatalf("no clip notice: %q", text)
+	}
+	if strings.Contains(text, "__DSH_") || strings.Contains(text, "dsh> ") {
+		t.Fatal("marker or prompt in the result")
+	}
+}
+
+func TestExitExecAndSignals(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.expect("a", "cd /tmp && export GONE=1", "")
+	h.expect("a", "exec bash --norc --noprofile", "")
+	h.expect("a", "echo $GONE $PWD", "1 /tmp")
+	h.expect("a", "echo bye; exit 3", "bye\nexit\n[shell exited: code 3]\n"+ResetText)
+	// The next call starts a fresh shell in the workspace.
+	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
+	h.expect("a", "kill -KILL $$", "[shell killed by signal: SIGKILL]\n"+ResetText)
+	h.expect("a", "echo fresh", "fresh")
+}
+
+func TestStdinWaitAndContinuation(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.expect("a", "KEEP=yes; cat; echo after", "after\n"+StdinEOFText)
+	h.expect("a", "read -r x; echo \"x=$x\"", "x=\n"+StdinEOFText)
+	h.expect("a", "read -r x", StdinEOFText+"\n[exit code: 1]")
+	h.expect("a", "echo $KEEP", "yes")
+}
+
+func TestTimeoutResetsTheShell(t *testing.T) {
+	h := newHarness(t, Config{Timeout: 500 * time.Millisecond})
+	h.expect("a", "cd / && export GONE=1", "")
+	r := h.call("a", "echo partial; sleep 30")
+	want := "Your command timed out after 1 seconds. Below is partial output:\npartial\n" + ResetText
+	if r.IsError || r.Text() != want {
+		t.Fatalf("got %q, want %q", r.Text(), want)
+	}
+	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
+}
+
+func TestCancellation(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.expect("a", "export GONE=1", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tools.Result, 1)
+	go func() { done <- h.callCtx(ctx, "a", "", "touch started; sleep 30") }()
+	waitFor(t, "the command to start", func() bool { _, err := os.Stat(filepath.Join(h.dir, "started")); return err == nil })
+	cancel()
+	r := <-done
+	if !r.IsError || r.Code != tools.CodeAborted || r.Text() != "Error: context canceled" {
+		t.Fatalf("got %q code %q", r.Text(), r.Code)
+	}
+	h.expect("a", "echo ${GONE:-unset}", "unset")
+
+	// A call cancelled before it runs starts nothing.
+	pre, cancelPre := context.WithCancel(context.Background())
+	cancelPre()
+	if r := h.callCtx(pre, "fresh-owner", "", "true"); !r.IsError || r.Code != tools.CodeAbortedBeforeDispatch {
+		t.Fatalf("pre-cancelled: %q %q", r.Text(), r.Code)
+	}
+	if _, ok := h.s.owners["fresh-owner"]; ok {
+		t.Fatal("a pre-cancelled call created a shell slot")
+	}
+}
+
+func TestCallsOfOneOwnerRunInArrivalOrder(t *testing.T) {
+	h := newHarness(t, Config{})
+	gate := filepath.Join(h.dir, "gate")
+	log := filepath.Join(h.dir, "log")
+	var wg sync.WaitGroup
+	results := make([]tools.Result, 4)
+	wg.Go(func() {
+		results[0] = h.call("a", "touch running; while [ ! -e "+gate+" ]; do sleep 0.01; done; echo 0 >> "+log)
+	})
+	waitFor(t, "the first call to run", func() bool { _, err := os.Stat(filepath.Join(h.dir, "running")); return err == nil })
+	for i := 1; i < 4; i++ {
+		wg.Go(func() { results[i] = h.call("a", "echo "+strconv.Itoa(i)+" >> "+log) })
+		waitFor(t, "call "+strconv.Itoa(i)+" to queue", func() bool { return h.s.waiting("a") == i })
+	}
+	// A queued call that is cancelled leaves the queue without running.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan tools.Result, 1)
+	go func() { cancelled <- h.callCtx(ctx, "a", "", "echo cancelled >> "+log) }()
+	waitFor(t, "the cancellable call to queue", func() bool { return h.s.waiting("a") == 4 })
+	cancel()
+	if r := <-cancelled; !r.IsError {
+		t.Fatalf("cancelled queued call: %q", r.Text())
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	data, _ := os.ReadFile(log)
+	if string(data) != "0\n1\n2\n3\n" {
+		t.Fatalf("order %q", data)
+	}
+	for i, r := range results {
+		if r.IsError || r.Text() != "" {
+			t.Fatalf("call %d: %q", i, r.Text())
+		}
+	}
+}
+
+func TestOwnersRunInParallel(t *testing.T) {
+	h := newHarness(t, Config{Timeout: 10 * time.Second})
+	flag := filepath.Join(h.dir, "flag")
+	var wg sync.WaitGroup
+	var ra, rb tools.Result
+	// a can only finish after b ran: serialising the owners would time a out.
+	wg.Go(func() { ra = h.call("a", "while [ ! -e "+flag+" ]; do sleep 0.01; done; echo a done") })
+	wg.Go(func() { rb = h.call("b", "touch "+flag+"; echo b done") })
+	wg.Wait()
+	if ra.Text() != "a done" || rb.Text() != "b done" {
+		t.Fatalf("a %q, b %q", ra.Text(), rb.Text())
+	}
+}
+
+func TestReleaseAndCloseStopEverything(t *testing.T) {
+	h := newHarness(t, Config{})
+	pidFile := filepath.Join(h.dir, "pid")
+	h.expect("a", "KEEP=1", "")
+	if r := h.call("a", "bash -c 'trap \"\" TERM HUP; echo $$ > "+pidFile+"; exec sleep 300' >/dev/null 2>&1 &"); r.IsError {
+		t.Fatal(r.Text())
+	}
+	waitFor(t, "the background child", func() bool {
+		data, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(data), "\n")
+	})
+	data, _ := os.ReadFile(pidFile)
+	child := strings.TrimSpace(string(data))
+	// A call still running when its owner is released ends with the shell-exit result.
+	done := make(chan tools.Result, 1)
+	go func() { done <- h.call("a", "touch busy; sleep 300") }()
+	waitFor(t, "the running call", func() bool { _, err := os.Stat(filepath.Join(h.dir, "busy")); return err == nil })
+	if err := h.s.Release("a"); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if !strings.HasPrefix(r.Text(), "[shell killed by signal: SIGHUP]") || !strings.HasSuffix(r.Text(), ResetText) {
+		t.Fatalf("running call after Release: %q", r.Text())
+	}
+	if _, err := os.Stat("/proc/" + child); err == nil {
+		stat, _ := os.ReadFile("/proc/" + child + "/stat")
+		t.Fatalf("TERM-ignoring child %s survived Release: %s", child, stat)
+	}
+	h.expect("a", "echo ${KEEP:-fresh}", "fresh")
+
+	if r := h.call("b", "sleep 300 &"); !strings.HasPrefix(r.Text(), "[1] ") {
+		t.Fatalf("background job: %q", r.Text())
+	}
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.call("b", "true"); !r.IsError || r.Text() != "Error: tool-bash-persistent is closed" {
+		t.Fatalf("after Close: %q", r.Text())
+	}
+}
+
+func TestBinaryAndHugeOutput(t *testing.T) {
+	h := newHarness(t, Config{MaxOutputChars: 2000})
+	cases := []struct{ name, command string }{
+		{"binary", "head -c 100000 /dev/urandom"},
+		{"NUL and invalid UTF-8", `printf 'a\0b\xffc'`},
+		{"10 MB line", `head -c 10000000 /dev/zero | tr '\0' y`},
+		{"escape storm", `for i in $(seq 1 5000); do printf '\033[%dm\033]0;t\007#' $((i%100)); done`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := h.call("a", c.command)
+			text := r.Text()
+			if r.IsError || len([]rune(text)) > 2000+300 {
+				t.Fatalf("error %v, %d runes", r.IsError, len([]rune(text)))
+			}
+			for _, ch := range text {
+				if (ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f || (ch >= 0x80 && ch <= 0x9f) {
+					t.Fatalf("control %U in result", ch)
+				}
+			}
+		})
+	}
+	h.expect("a", `printf 'a\0b\xffc'`, "ab\uFFFDc")
+}
