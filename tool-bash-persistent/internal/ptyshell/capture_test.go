@@ -54,7 +54,7 @@ func TestTracker(t *testing.T) {
 		{"no trailing newline", append(txt(start+"hi"+end+"7\n"), P), phaseReady, 7, "hi", false},
 		{"empty output", append(txt(start+end+"0\n"), P), phaseReady, 0, "", false},
 		{"only the last newline is trimmed", append(txt(start+"a\n\n"+end+"0\n"), P), phaseReady, 0, "a\n", false},
-		{"ended without prompt yet", txt(start+"x\n"+end+"1\n"), phaseEnded, 1, "x", false},
+		{"ended without prompt yet", txt(start + "x\n" + end + "1\n"), phaseEnded, 1, "x", false},
 		{"torn end marker", append(txt(start+"hello from stub\n"+end, "7", "\n"), P), phaseReady, 7, "hello from stub", false},
 		{"end marker split mid-name", append(txt(start+"a\n"+end[:10], end[10:]+"12\n"), P), phaseReady, 12, "a", false},
 		{"start marker split", append(txt(start[:7], start[7:]+"b\n", end+"0\n"), P), phaseReady, 0, "b", false},

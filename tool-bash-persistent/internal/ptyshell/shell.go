@@ -163,14 +163,14 @@ type Result struct {
 // Run; Interrupt and Close may be called from any goroutine at any time. A Shell starts two
 // goroutines (the terminal reader and the process waiter), which end when the shell is closed.
 type Shell struct {
-	cfg   Config
-	cmd   *exec.Cmd
-	ptmx  *os.File
-	pid   int
+	cfg     Config
+	cmd     *exec.Cmd
+	ptmx    *os.File
+	pid     int
 	tty     uint64 // device number of the terminal
 	ttyPath string // path of the terminal's slave side
-	tag   string // DSH_PTY_SESSION_ID=…, inherited by every process the shell starts
-	token string // marks our prompt escapes
+	tag     string // DSH_PTY_SESSION_ID=…, inherited by every process the shell starts
+	token   string // marks our prompt escapes
 
 	mu       sync.Mutex
 	san      *sanitizer
