@@ -98,6 +98,19 @@ func TestServerStoppedDuringTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitProcs(t, s, mark, 1)
+	// Read the output first: the server may be stopped before it has forwarded what it read.
+	var got string
+	deadline := time.Now().Add(10 * time.Second)
+	for got != "started\n" {
+		r, err := ex.ReadOutput(task.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got += r.Delta; time.Now().After(deadline) {
+			t.Fatalf("the task's reads gave %q, want %q", got, "started\n")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the task's output
+	}
 	s.Stop()
 	select {
 	case st := <-done:
@@ -114,8 +127,8 @@ func TestServerStoppedDuringTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(r.Delta, "started\n[stderr]\nconnection lost: ") || !strings.Contains(r.Delta, ex.Host()) {
-		t.Errorf("read %q, want the output, then a [stderr] note \"connection lost: …\" naming the host", r.Delta)
+	if !strings.HasPrefix(r.Delta, "[stderr]\nconnection lost: ") || !strings.Contains(r.Delta, ex.Host()) {
+		t.Errorf("read %q, want a [stderr] note \"connection lost: …\" naming the host", r.Delta)
 	}
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
