@@ -2,8 +2,14 @@ package bashlocal
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/bash-local/internal/proc"
 )
 
 // escapees are commands that leave processes behind in different ways; each writes the pid of
@@ -107,4 +113,30 @@ func TestNoOrphansAfterForegroundRun(t *testing.T) {
 	if alive(a) || alive(b) {
 		t.Errorf("survivors alive after Close: %d=%v %d=%v", a, alive(a), b, alive(b))
 	}
+}
+
+// TestEscapeesReapedUnderSubreaper covers a harness that is a child subreaper (another component,
+// such as the persistent shell, may make it one): an escapee that was re-parented to the harness
+// must be reaped once killed, not left as a zombie child forever.
+func TestEscapeesReapedUnderSubreaper(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatalf("prctl: %v", err)
+	}
+	h := newHarness(t, Config{})
+	path, pid := pidFile(t, "pid")
+	r := h.req(`( setsid bash -c 'echo $BASHPID > "$PIDFILE"; exec sleep 600' & ) </dev/null >/dev/null 2>&1; sleep 600`)
+	r.Env["PIDFILE"] = path
+	task := h.start(r)
+	child := pid()
+	waitFor(t, "the escapee to be re-parented to the test process", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
+		st, ok := proc.ParseStat(string(b))
+		return err == nil && ok && st.PPID == os.Getpid()
+	})
+	h.ex.Kill(task.ID())
+	waitDone(t, task)
+	waitFor(t, "the escapee to be reaped", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(child))
+		return os.IsNotExist(err)
+	})
 }

@@ -286,7 +286,8 @@ func (t *Tree) scan(collect bool) (alive bool, outside []Stat) {
 	return alive, outside
 }
 
-func (t *Tree) signal(sig unix.Signal) {
+// signal sends sig to the tree and returns the members it found outside the group.
+func (t *Tree) signal(sig unix.Signal) []Stat {
 	if t.PGID > 0 {
 		_ = unix.Kill(-t.PGID, sig)
 	}
@@ -294,6 +295,7 @@ func (t *Tree) signal(sig unix.Signal) {
 	for _, st := range outside {
 		signalExact(st, sig)
 	}
+	return outside
 }
 
 // stopper runs the TERM→grace→KILL escalation of one tree.
@@ -304,6 +306,7 @@ type stopper struct {
 	wg     *sync.WaitGroup
 
 	mu      sync.Mutex
+	escaped []Stat // members seen outside the group, reaped once gone if they are our children
 	started bool
 	gone    bool
 	force   chan struct{}
@@ -367,6 +370,9 @@ func (s *stopper) check() bool {
 		return true
 	}
 	s.gone = true
+	for _, st := range s.escaped {
+		reapOrphan(st, s.tree.PGID)
+	}
 	return false
 }
 
@@ -374,7 +380,7 @@ func (s *stopper) signal(sig unix.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.gone {
-		s.tree.signal(sig)
+		s.escaped = append(s.escaped, s.tree.signal(sig)...)
 	}
 }
 

@@ -132,3 +132,19 @@ func signalExact(st Stat, sig unix.Signal) {
 }
 
 const procAvailable = true
+
+// reapOrphan collects the exit status of st when it is a zombie child of this process: a
+// descendant that left its group and was re-parented here because some component made this
+// process a child subreaper. Without that, nobody would ever reap it. The leader (pid leader) is
+// never reaped here: its exec.Cmd waits for it.
+func reapOrphan(st Stat, leader int) {
+	if st.PID == leader {
+		return
+	}
+	now, ok := readStat(st.PID)
+	if !ok || now.StartTime != st.StartTime || !now.Dead() || now.PPID != os.Getpid() {
+		return
+	}
+	var ws unix.WaitStatus
+	_, _ = unix.Wait4(st.PID, &ws, unix.WNOHANG, nil)
+}

@@ -27,3 +27,5 @@ func HasEnv(pid int, entry string, prefix bool) bool { return false }
 func signalExact(st Stat, sig unix.Signal) {}
 
 const procAvailable = false
+
+func reapOrphan(st Stat, leader int) {}
