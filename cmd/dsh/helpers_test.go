@@ -185,13 +185,13 @@ func connect(t testing.TB, srv *server) *client {
 }
 
 // connectRaw opens a new session on srv the way `dsh mcp` serves stdio: the server reads through
-// the line guard. It returns the client and the client's end of the pipe, whose Close makes the
-// client vanish (no orderly shutdown).
+// the line guard, over a socket pair. It returns the client and the client's end of the socket,
+// whose Close makes the client vanish (no orderly shutdown).
 func connectRaw(t testing.TB, srv *server) (*client, net.Conn) {
 	t.Helper()
 	ctx := context.Background()
-	sc, cc := net.Pipe()
-	if _, err := srv.connect(ctx, lineTransport(sc, sc, maxLine)); err != nil {
+	sc, cc := socketPair(t)
+	if _, err := srv.connect(ctx, lineTransport(sc, sc, maxLine, 0)); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
@@ -263,4 +263,27 @@ func texts(res *mcp.CallToolResult) []string {
 		}
 	}
 	return out
+}
+
+// socketPair returns the two ends of a connected Unix stream socket pair, closed when the test
+// ends: a real file descriptor on each side, as a client that spawns dsh over a socket pair
+// gives it.
+func socketPair(t testing.TB) (server, client *net.UnixConn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns [2]*net.UnixConn
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "socketpair")
+		c, err := net.FileConn(f) // a duplicate of fd
+		_ = f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c.(*net.UnixConn)
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return conns[0], conns[1]
 }

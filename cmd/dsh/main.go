@@ -11,7 +11,8 @@
 // on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
 // or with -persistent one bash tool whose shell keeps its state between calls. Each MCP session
 // is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
-// SIGTERM or end of stdin it kills every process it started and exits 0.
+// SIGTERM, or at the end of stdin once it has answered every request it read, it kills every
+// process it started and exits 0.
 //
 // `dsh call` runs one tool call in-process and prints the text the model would read (with
 // -present, one JSON object holding that text and the call's presentation). It exits 0 when
@@ -29,6 +30,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -39,6 +41,9 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	bashlocal "github.com/dsh-go/dsh/bash-local"
+	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 )
 
 func main() {
@@ -160,8 +165,21 @@ func (f *flags) config(stderr io.Writer) config {
 // sends SIGKILL to the rest.
 const shutdownGrace = 5 * time.Second
 
-// runMCP is `dsh mcp`: one MCP session over stdin and stdout until the client closes stdin or a
-// SIGINT or SIGTERM arrives; then every process is killed and it exits 0.
+// drainLimit bounds how long dsh mcp still answers after the end of stdin: the longest a call of
+// cfg's tools can run (the -max-timeout cap, or the persistent bash's -timeout) and a minute
+// for stopping it. Calls end well before; the bound is for a request the SDK would never
+// answer.
+func drainLimit(cfg config) time.Duration {
+	longest := cmp.Or(cfg.MaxTimeout, bashlocal.DefaultMaxTimeout)
+	if cfg.Persistent {
+		longest = cmp.Or(cfg.Timeout, persistentbash.DefaultTimeout)
+	}
+	return longest + time.Minute
+}
+
+// runMCP is `dsh mcp`: one MCP session over stdin and stdout until the client closes stdin and
+// every request read has been answered, or a SIGINT or SIGTERM arrives; then every process is
+// killed and it exits 0.
 func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", stderr, true, false)
 	rest, code, ok := f.parse(args)
@@ -183,16 +201,18 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr)
 }
 
-// serve runs the MCP server on one session over in and out until in ends or ctx is done, then
-// closes it. It returns exitOK, exitUsage when the tools refuse cfg, or exitTool when the
-// session could not start or the close failed (processes survived it).
+// serve runs the MCP server on one session over in and out until in ends and every request
+// read from it has been answered (see lineTransport), or ctx is done; then it closes the
+// server, which cancels the calls still in flight and kills every process. It returns exitOK,
+// exitUsage when the tools refuse cfg, or exitTool when the session could not start or the
+// close failed (processes survived it).
 func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser, stderr io.Writer) int {
 	srv, err := newServer(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
 		return exitUsage
 	}
-	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine))
+	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine, drainLimit(cfg)))
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
 		_ = srv.close(context.Background())

@@ -31,7 +31,9 @@ import (
 //	mcp poll REGEXP LINE  send the request LINE again and again until its response matches
 //	                      REGEXP, and print the responses
 //	mcp recv              read and print the next message
-//	mcp close             close dsh's stdin and wait for it to exit; fails unless it exits 0
+//	mcp eof               close dsh's stdin and do not wait (dsh answers what it read first)
+//	mcp close             close dsh's stdin (unless mcp eof did) and wait for it to exit; fails
+//	                      unless it exits 0
 //	mcp signal SIG        send SIGTERM or SIGINT, then wait as mcp close does
 //	waitfile FILE         wait until FILE holds a whole line
 //	gone FILE             fail when the process whose pid FILE holds is alive
@@ -61,6 +63,7 @@ type mcpProc struct {
 	stderr bytes.Buffer
 	lines  chan string // messages read from stdout, by a reader goroutine
 	done   chan struct{}
+	eof    bool // stdin is closed
 	waited bool
 }
 
@@ -79,7 +82,7 @@ const scriptDeadline = 20 * time.Second
 func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	p := ts.Value(mcpKey{}).(*mcpProc)
 	if len(args) == 0 {
-		ts.Fatalf("usage: mcp start|send|recv|close|signal ...")
+		ts.Fatalf("usage: mcp start|send|poll|recv|eof|close|signal ...")
 	}
 	if neg && args[0] != "close" && args[0] != "signal" {
 		ts.Fatalf("mcp %s does not support !", args[0])
@@ -125,6 +128,9 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("usage: mcp send [-async] LINE")
 		}
 		p.started(ts)
+		if p.eof {
+			ts.Fatalf("mcp send: stdin is closed")
+		}
 		if _, err := io.WriteString(p.stdin, args[1]+"\n"); err != nil {
 			ts.Fatalf("write to dsh: %v", err)
 		}
@@ -163,11 +169,21 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	case "recv":
 		p.started(ts)
 		fmt.Fprintln(ts.Stdout(), p.recv(ts))
+	case "eof":
+		p.started(ts)
+		if p.eof {
+			ts.Fatalf("mcp eof: stdin is already closed")
+		}
+		ts.Check(p.stdin.Close())
+		p.eof = true
 	case "close", "signal":
 		p.started(ts)
 		out := ts.Stdout() // replaces the previous command's stdout even when nothing comes
 		if args[0] == "close" {
-			ts.Check(p.stdin.Close())
+			if !p.eof {
+				ts.Check(p.stdin.Close())
+				p.eof = true
+			}
 		} else {
 			sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[strings.Join(args[1:], "")]
 			if sig == 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,24 +18,51 @@ import (
 // limit.
 const maxLine = mcp.DefaultMaxLineLength
 
-// lineTransport is the SDK's newline-delimited JSON transport behind a guard that keeps one bad
-// line from ending the session. The SDK's reader cannot resynchronise after a line that is not
-// a JSON-RPC message (it ends the connection), so the guard reads line by line and answers a
-// bad line itself with a JSON-RPC error response, then goes on with the next line:
+// methodListen is the SEP-2575 subscription stream: the SDK answers it only when the stream
+// ends, which over stdio is the end of the input, so the guard does not wait for it.
+const methodListen = "subscriptions/listen"
+
+// lineTransport is the SDK's newline-delimited JSON transport over r and w behind a guard that
+// keeps one bad line from ending the session, and the end of the input from cutting off the
+// requests in flight.
+//
+// The SDK's reader cannot resynchronise after a line that is not a JSON-RPC message (it ends the
+// connection), so the guard reads line by line and answers a bad line itself with a JSON-RPC
+// error response, then goes on with the next line:
 //
 //   - not JSON: -32700 "parse error: …", id null;
 //   - JSON but not a JSON-RPC 2.0 message, or a batch (MCP dropped batches in 2025-06-18):
 //     -32600 "invalid request: …", with the line's id when it has a usable one, else null;
 //   - longer than max bytes: -32600 "invalid request: message of N bytes exceeds the limit
-//     of M bytes", id null.
+//     of M bytes", id null;
+//   - a request whose id is the id of a request still in flight: -32600 "invalid request: id
+//     X is already in use by a request in flight", id null (the SDK would drop it unanswered).
 //
 // Blank lines are skipped. Everything else goes to the SDK untouched; the protocol itself is
 // the SDK's. The guard's responses and the SDK's share one writer lock, so lines never mix.
-func lineTransport(r io.ReadCloser, w io.WriteCloser, max int) mcp.Transport {
+//
+// The SDK stops writing as soon as its reader reports the end of the input, which would drop
+// every response still owed to a client that wrote its requests and closed its end (a script
+// piping requests into dsh mcp). So the guard keeps a ledger: the id of every request it passes
+// on, crossed out when the SDK writes the response with that id. At the end of the input (EOF
+// or a read error) it holds the end back from the SDK until the ledger is empty; only then does
+// the SDK see it. The hold ends early, and the SDK then cancels what still runs, when the
+// transport is closed (the server shuts down), when the client's end of w goes away (a client
+// that vanished; noticed when w, or the writer inside a nopCloser, is a pipe or socket: see
+// watchPeer), or after drain (0: no limit). Requests are handled concurrently as before: the
+// guard only delays the end.
+func lineTransport(r io.ReadCloser, w io.WriteCloser, max int, drain time.Duration) mcp.Transport {
 	lw := &lockedWriter{w: w}
+	g := newGuard(r, lw, max)
+	g.drain = drain
+	peer := any(w)
+	if nc, ok := w.(nopCloser); ok {
+		peer = nc.Writer
+	}
+	g.watch = watchPeer(peer)
 	return &mcp.IOTransport{
-		Reader:        &guardReader{r: bufio.NewReaderSize(r, 64<<10), c: r, w: lw, max: max},
-		Writer:        lw,
+		Reader:        g,
+		Writer:        &responseWriter{w: lw, book: &g.book},
 		MaxLineLength: -1, // the guard enforces max
 	}
 }
@@ -54,20 +82,176 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func (l *lockedWriter) Close() error { return l.w.Close() }
 
-// guardReader passes valid JSON-RPC lines through and answers the others (see lineTransport).
-// It is used by the SDK's single reading goroutine only.
-type guardReader struct {
-	r    *bufio.Reader
-	c    io.Closer
+// responseWriter is the SDK's side of the shared writer: each response it writes (one whole
+// message per Write) is crossed out of book before its bytes go out, so a client that reads
+// the response and reuses its id at once is never refused. A response counts as answered even
+// when the write fails: it will not be written again.
+type responseWriter struct {
 	w    *lockedWriter
-	max  int
-	pend []byte // the rest of the current good line, newline included
+	book *ledger
+}
+
+func (r *responseWriter) Write(p []byte) (int, error) {
+	if id, ok := responseID(p); ok {
+		r.book.answer(id)
+	}
+	return r.w.Write(p)
+}
+
+func (r *responseWriter) Close() error { return r.w.Close() }
+
+// responseID returns the id of msg when it is a JSON-RPC response (an "id" and a "result" or
+// "error" member, no "method"), as the SDK's own [jsonrpc.ID]. It reads only as far as it
+// needs: the SDK writes "jsonrpc", "id", then "result" or "error", so a large result is never
+// scanned.
+func responseID(msg []byte) (jsonrpc.ID, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return jsonrpc.ID{}, false
+	}
+	var id jsonrpc.ID
+	hasID, response := false, false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		switch tok {
+		case "id":
+			var v any
+			if dec.Decode(&v) != nil {
+				return jsonrpc.ID{}, false
+			}
+			if id, err = jsonrpc.MakeID(v); err != nil {
+				return jsonrpc.ID{}, false
+			}
+			hasID = id.IsValid()
+		case "method":
+			return jsonrpc.ID{}, false // a request or notification of the server's own
+		case "result", "error":
+			response = true
+			if hasID {
+				return id, true
+			}
+			fallthrough
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return jsonrpc.ID{}, false
+			}
+		}
+	}
+	return id, hasID && response
+}
+
+// ledger holds the ids of the requests the guard passed on to the SDK that have no response
+// yet. Its methods are safe for concurrent use: the guard opens entries from the SDK's reading
+// goroutine, the responseWriter answers them from the goroutines that respond.
+type ledger struct {
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]struct{}
+	answered chan struct{} // gets a value, without blocking, whenever an entry is answered
+}
+
+// open records the request id and reports true, or reports false when a request with id is
+// already pending.
+func (l *ledger) open(id jsonrpc.ID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, dup := l.pending[id]; dup {
+		return false
+	}
+	if l.pending == nil {
+		l.pending = map[jsonrpc.ID]struct{}{}
+	}
+	l.pending[id] = struct{}{}
+	return true
+}
+
+// answer crosses out id; an id that is not pending is ignored.
+func (l *ledger) answer(id jsonrpc.ID) {
+	l.mu.Lock()
+	_, ok := l.pending[id]
+	delete(l.pending, id)
+	l.mu.Unlock()
+	if ok {
+		select {
+		case l.answered <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// size returns the number of pending requests.
+func (l *ledger) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending)
+}
+
+// wait blocks until no request is pending, limit has passed (0: no limit) or one of stop and
+// gone is closed (a nil channel never is). It reports whether no request is pending.
+func (l *ledger) wait(limit time.Duration, stop, gone <-chan struct{}) bool {
+	var expired <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		expired = t.C
+	}
+	for l.size() > 0 {
+		select {
+		case <-l.answered:
+		case <-expired:
+			return false
+		case <-stop:
+			return false
+		case <-gone:
+			return false
+		}
+	}
+	return true
+}
+
+// guardReader passes valid JSON-RPC lines through, answers the others, and holds the end of the
+// input back while requests are in flight (see lineTransport). Read is used by the SDK's single
+// reading goroutine only; Close may come from any goroutine.
+type guardReader struct {
+	r     *bufio.Reader
+	c     io.Closer
+	w     *lockedWriter
+	max   int
+	drain time.Duration                              // bound on the hold at the end; 0: none
+	watch func(stop <-chan struct{}) <-chan struct{} // see watchPeer; nil: no watch
+	book  ledger
+	pend  []byte // the rest of the current good line, newline included
+	end   error  // the error that ended the input, once it has been delivered
+
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
+}
+
+// newGuard returns a guard reading r and answering bad lines on w, with lines of at most max
+// bytes, no drain limit and no watch of the client.
+func newGuard(r io.ReadCloser, w *lockedWriter, max int) *guardReader {
+	return &guardReader{
+		r:      bufio.NewReaderSize(r, 64<<10),
+		c:      r,
+		w:      w,
+		max:    max,
+		book:   ledger{answered: make(chan struct{}, 1)},
+		closed: make(chan struct{}),
+	}
 }
 
 func (g *guardReader) Read(p []byte) (int, error) {
+	if g.end != nil {
+		return 0, g.end
+	}
 	for len(g.pend) == 0 {
 		line, err := g.nextLine()
 		if err != nil {
+			g.hold()
+			g.end = err
 			return 0, err
 		}
 		g.pend = line
@@ -77,11 +261,30 @@ func (g *guardReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (g *guardReader) Close() error { return g.c.Close() }
+// Close ends a hold in progress and closes the input.
+func (g *guardReader) Close() error {
+	g.closeOnce.Do(func() { close(g.closed) })
+	return g.c.Close()
+}
 
-// nextLine returns the next good line, newline-terminated, answering the bad ones on the way.
-// It returns io.EOF at the end of the input (a last line without a newline still counts) and
-// any other read error as is.
+// hold waits, at the end of the input, until every request passed on has its response, the
+// guard is closed, the client's end of the output goes away or the drain limit passes.
+func (g *guardReader) hold() {
+	if g.book.size() == 0 {
+		return
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	var gone <-chan struct{}
+	if g.watch != nil {
+		gone = g.watch(stop)
+	}
+	g.book.wait(g.drain, g.closed, gone)
+}
+
+// nextLine returns the next good line, newline-terminated, answering the bad ones on the way
+// and recording the requests in the ledger. It returns io.EOF at the end of the input (a last
+// line without a newline still counts) and any other read error as is.
 func (g *guardReader) nextLine() ([]byte, error) {
 	for {
 		line, size, err := g.readLine()
@@ -101,8 +304,13 @@ func (g *guardReader) nextLine() ([]byte, error) {
 			}
 			continue
 		}
-		if id, code, msg := check(trimmed); code != 0 {
-			if werr := g.reply(id, code, msg); werr != nil {
+		msg, id, code, text := check(trimmed)
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != methodListen && !g.book.open(req.ID) {
+			raw, _ := json.Marshal(req.ID.Raw())
+			code, text = jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %s is already in use by a request in flight", raw)
+		}
+		if code != 0 {
+			if werr := g.reply(id, code, text); werr != nil {
 				return nil, werr
 			}
 			if err != nil {
@@ -134,21 +342,23 @@ func (g *guardReader) readLine() (line []byte, size int, err error) {
 	}
 }
 
-// check returns a zero code for a line holding one JSON-RPC 2.0 message, and otherwise the
-// error code and message of the response, with the id to answer (nil for null).
-func check(line []byte) (id json.RawMessage, code int, msg string) {
+// check returns the message a line holds and a zero code when it is one JSON-RPC 2.0 message,
+// and otherwise a nil message and the error code and text of the response, with the id to
+// answer (nil for null).
+func check(line []byte) (msg jsonrpc.Message, id json.RawMessage, code int, text string) {
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
-		return nil, jsonrpc.CodeParseError, "parse error: " + err.Error()
+		return nil, nil, jsonrpc.CodeParseError, "parse error: " + err.Error()
 	}
 	if line[0] == '[' {
-		return nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per line"
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per line"
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return usableID(line), jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, usableID(line), jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
-	return nil, 0, ""
+	return msg, nil, 0, ""
 }
 
 // usableID returns the "id" member of an object line when it is a string or an integer, the
