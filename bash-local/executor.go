@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
 	"github.com/dsh-go/dsh/bash-local/output"
+	"github.com/dsh-go/dsh/bash-local/tasks"
 )
 
 // errTimeout is the cause recorded when a foreground run's own deadline fires.
@@ -45,12 +46,11 @@ type Executor struct {
 	// sets closed, so that Close never misses a process that is being born.
 	spawnMu sync.RWMutex
 
+	tasks tasks.Table // background tasks; added under mu so that Close never misses one
+
 	mu     sync.Mutex // guards what follows
 	closed bool
-	nextID int
 	seq    uint64
-	tasks  []*task
-	byID   map[bash.TaskID]*task
 	live   map[*proc.Process]struct{} // processes that may still have a live tree
 
 	closeOnce sync.Once
@@ -59,21 +59,6 @@ type Executor struct {
 }
 
 var _ bash.Executor = (*Executor)(nil)
-
-// task is the executor's bookkeeping for one background task.
-type task struct {
-	handle *bash.Task
-	ctl    *bash.TaskControl
-	owner  *bash.OwnerToken
-	proc   *proc.Process // nil when the spawn failed
-	stdout *output.Collector
-	stderr *output.Collector
-
-	readMu    sync.Mutex // serialises reads: guards the cursors and the spawn note
-	outNext   int64
-	errNext   int64
-	spawnNote string
-}
 
 // New returns an executor for cfg, or an error naming the first invalid field of cfg. It looks up
 // bash once; a missing bash is reported by each Run and Start rather than by New.
@@ -89,7 +74,6 @@ func New(cfg Config) (*Executor, error) {
 	e := &Executor{
 		cfg:       cfg,
 		tag:       strconv.Itoa(os.Getpid()) + "." + hex.EncodeToString(rnd[:]),
-		byID:      make(map[bash.TaskID]*task),
 		live:      make(map[*proc.Process]struct{}),
 		closeDone: make(chan struct{}),
 	}
@@ -275,141 +259,62 @@ func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 	if err := checkSpec(spec); err != nil {
 		return nil, err
 	}
-	t := &task{
-		owner:  spec.Owner,
-		stdout: e.collector("stdout", e.cfg.MaxOutputBytes),
-		stderr: e.collector("stderr", e.cfg.MaxOutputBytes),
-	}
+	stdout := e.collector("stdout", e.cfg.MaxOutputBytes)
+	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil, bash.ErrClosed
 	}
-	e.nextID++
-	id := bash.TaskID("bash-" + strconv.Itoa(e.nextID))
-	t.handle, t.ctl = bash.NewTask(id, spec.Command)
-	e.tasks = append(e.tasks, t)
-	e.byID[id] = t
+	t := e.tasks.Add(spec.Command, spec.Owner, stdout, stderr)
 	e.mu.Unlock()
 
-	p, err := e.spawn(spec, t.stdout, t.stderr)
+	p, err := e.spawn(spec, stdout, stderr)
 	if err != nil {
-		t.readMu.Lock()
-		t.spawnNote = "spawn failed: " + err.Error()
-		t.readMu.Unlock()
-		t.stdout.Seal()
-		t.stderr.Seal()
-		t.ctl.MarkKilled()
+		t.SetNote("spawn failed: " + err.Error())
+		stdout.Seal()
+		stderr.Seal()
+		t.Control.MarkKilled()
 		// Settle on a goroutine: listeners never run inside Start.
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			t.ctl.Settle(nil, "", e.listen.Notify)
+			t.Control.Settle(nil, "", e.listen.Notify)
 		}()
-		return t.handle, nil
+		return t.Task, nil
 	}
-	t.readMu.Lock()
-	t.proc = p
-	t.readMu.Unlock()
+	t.SetStop(p.Terminate)
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		<-p.Settled()
-		t.stdout.Seal()
-		t.stderr.Seal()
+		stdout.Seal()
+		stderr.Seal()
 		e.retire(p)
 		exit := p.Exit()
-		t.ctl.Settle(exit.Code, exit.Signal, e.listen.Notify)
+		t.Control.Settle(exit.Code, exit.Signal, e.listen.Notify)
 	}()
-	return t.handle, nil
-}
-
-func (e *Executor) lookup(id bash.TaskID) (*task, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t, ok := e.byID[id]
-	if !ok {
-		return nil, &bash.UnknownTaskError{ID: id}
-	}
-	return t, nil
+	return t.Task, nil
 }
 
 // Get implements bash.Executor.Get: it returns the handle of task id with true, or nil and false
 // for an id this executor never issued.
-func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
-	t, err := e.lookup(id)
-	if err != nil {
-		return nil, false
-	}
-	return t.handle, true
-}
+func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) { return e.tasks.Get(id) }
 
 // List implements bash.Executor.List: it returns every task started so far, in start order.
-func (e *Executor) List() []*bash.Task {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]*bash.Task, len(e.tasks))
-	for i, t := range e.tasks {
-		out[i] = t.handle
-	}
-	return out
-}
+func (e *Executor) List() []*bash.Task { return e.tasks.List() }
 
 // OwnerOf implements bash.Executor.OwnerOf: it returns the owner token recorded for task id with
 // true, or false for an unknown or ownerless task.
-func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
-	t, err := e.lookup(id)
-	if err != nil || t.owner == nil {
-		return "", false
-	}
-	return *t.owner, true
-}
+func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) { return e.tasks.OwnerOf(id) }
 
 // ReadOutput implements bash.Executor.ReadOutput: it returns the output task id wrote since the
 // previous read, or an error matching bash.ErrUnknownTask.
-func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
-	t, err := e.lookup(id)
-	if err != nil {
-		return bash.TaskRead{}, err
-	}
-	t.readMu.Lock()
-	defer t.readMu.Unlock()
-	out := t.stdout.ReadFrom(t.outNext)
-	errs := t.stderr.ReadFrom(t.errNext)
-	t.outNext, t.errNext = out.Next, errs.Next
-	errText := errs.Text
-	if t.spawnNote != "" {
-		errText += t.spawnNote + "\n"
-		t.spawnNote = ""
-	}
-	return bash.TaskRead{
-		Task:         t.handle,
-		Delta:        output.MergeStreams(out.Text, errText),
-		Lossy:        out.Omitted+errs.Omitted > 0,
-		OmittedBytes: out.Omitted + errs.Omitted,
-		StdoutSpill:  out.Spill,
-		StderrSpill:  errs.Spill,
-	}, nil
-}
+func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) { return e.tasks.Read(id) }
 
 // Kill implements bash.Executor.Kill: it stops task id and returns true when it was running, or
 // an error matching bash.ErrUnknownTask.
-func (e *Executor) Kill(id bash.TaskID) (bool, error) {
-	t, err := e.lookup(id)
-	if err != nil {
-		return false, err
-	}
-	if !t.ctl.MarkKilled() {
-		return false, nil
-	}
-	t.readMu.Lock()
-	p := t.proc
-	t.readMu.Unlock()
-	if p != nil {
-		p.Terminate()
-	}
-	return true, nil
-}
+func (e *Executor) Kill(id bash.TaskID) (bool, error) { return e.tasks.Kill(id) }
 
 // OnTaskDone implements bash.Executor.OnTaskDone: it registers listener for every task that ends
 // and returns the function that unregisters it.
@@ -435,17 +340,14 @@ func (e *Executor) close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
 	e.spawnMu.Unlock()
-	tasks := e.tasks
+	tasks := e.tasks.Clear()
 	live := make([]*proc.Process, 0, len(e.live))
 	for p := range e.live {
 		live = append(live, p)
 	}
-	e.tasks, e.byID, e.live = nil, map[bash.TaskID]*task{}, map[*proc.Process]struct{}{}
+	e.live = map[*proc.Process]struct{}{}
 	e.mu.Unlock()
 
-	for _, t := range tasks {
-		t.ctl.MarkKilled()
-	}
 	for _, p := range live {
 		p.Terminate()
 	}
@@ -472,7 +374,7 @@ func (e *Executor) close(ctx context.Context) error {
 	}
 	wait(sweep.Stopped())
 	for _, t := range tasks {
-		wait(t.handle.Done())
+		wait(t.Task.Done())
 	}
 	e.wg.Wait()
 	if !e.cfg.KeepSpills {

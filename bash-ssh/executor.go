@@ -25,6 +25,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-local/output"
+	"github.com/dsh-go/dsh/bash-local/tasks"
 )
 
 // errTimeout is the cause recorded when a foreground run's own deadline fires; errStartTimeout when
@@ -63,13 +64,12 @@ type Executor struct {
 	reaperDone chan struct{}
 	reaps      atomic.Uint64 // reaper rounds, for tests
 
+	tasks tasks.Table // background tasks; added under mu so that Close never misses one
+
 	mu      sync.Mutex
 	closed  bool
-	nextID  int
 	seq     uint64
-	ran     bool // a command ever started on the remote side
-	tasks   []*task
-	byID    map[bash.TaskID]*task
+	ran     bool                     // a command ever started on the remote side
 	live    map[*remoteProc]struct{} // commands not yet settled
 	watch   map[int]string           // process groups of settled commands that may have members, and their tags
 	orphans []target                 // commands whose connection was lost while they ran
@@ -80,21 +80,6 @@ type Executor struct {
 }
 
 var _ bash.Executor = (*Executor)(nil)
-
-// task is the executor's bookkeeping for one background task.
-type task struct {
-	handle *bash.Task
-	ctl    *bash.TaskControl
-	owner  *bash.OwnerToken
-	proc   *remoteProc // nil when the spec could not be sent
-	stdout *output.Collector
-	stderr *output.Collector
-
-	readMu  sync.Mutex // serialises reads: guards the cursors and the note
-	outNext int64
-	errNext int64
-	note    string // delivered once, in the stderr section of the next read
-}
 
 // New returns an executor for cfg, or an error naming the first invalid field of cfg, an identity
 // file that cannot be read or a known_hosts file that cannot be parsed. It does not connect: the
@@ -118,7 +103,6 @@ func New(cfg Config) (*Executor, error) {
 		dialer:     d,
 		tag:        hex.EncodeToString(rnd[:6]),
 		marker:     "dsh-bash-ssh-" + hex.EncodeToString(rnd[6:]),
-		byID:       make(map[bash.TaskID]*task),
 		live:       make(map[*remoteProc]struct{}),
 		watch:      make(map[int]string),
 		reapNow:    make(chan struct{}, 1),
@@ -414,166 +398,73 @@ func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 	if err := checkSpec(spec); err != nil {
 		return nil, err
 	}
-	t := &task{
-		owner:  spec.Owner,
-		stdout: e.collector("stdout", e.cfg.MaxOutputBytes),
-		stderr: e.collector("stderr", e.cfg.MaxOutputBytes),
-	}
+	stdout := e.collector("stdout", e.cfg.MaxOutputBytes)
+	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil, bash.ErrClosed
 	}
-	e.nextID++
-	id := bash.TaskID("bash-" + strconv.Itoa(e.nextID))
-	t.handle, t.ctl = bash.NewTask(id, spec.Command)
-	e.tasks = append(e.tasks, t)
-	e.byID[id] = t
+	t := e.tasks.Add(spec.Command, spec.Owner, stdout, stderr)
 	e.mu.Unlock()
 
-	p, err := e.prepare(spec, t.stdout, t.stderr)
+	p, err := e.prepare(spec, stdout, stderr)
 	if err != nil {
-		t.readMu.Lock()
-		t.note = "spawn failed: " + err.Error()
-		t.readMu.Unlock()
-		t.stdout.Seal()
-		t.stderr.Seal()
-		t.ctl.MarkKilled()
+		t.SetNote("spawn failed: " + err.Error())
+		stdout.Seal()
+		stderr.Seal()
+		t.Control.MarkKilled()
 		e.wg.Add(1)
 		go func() { // listeners never run inside Start
 			defer e.wg.Done()
-			t.ctl.Settle(nil, "", e.listen.Notify)
+			t.Control.Settle(nil, "", e.listen.Notify)
 		}()
-		return t.handle, nil
+		return t.Task, nil
 	}
-	t.readMu.Lock()
-	t.proc = p
-	t.readMu.Unlock()
+	t.SetStop(func() { p.terminate(false, false) })
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		out := p.result()
 		exit, failure, notStarted, lost := out.exit, out.failure, out.notStarted, out.lost
-		t.stdout.Seal()
-		t.stderr.Seal()
+		stdout.Seal()
+		stderr.Seal()
 		e.retire(p)
 		if failure != nil && !errors.Is(failure, errNotStarted) {
 			note := "spawn failed: " + failure.Error()
 			if lost && !notStarted {
 				note = "connection lost: " + failure.Error()
 			}
-			t.readMu.Lock()
-			t.note = note
-			t.readMu.Unlock()
+			t.SetNote(note)
 		}
 		if failure != nil {
-			t.ctl.MarkKilled()
-			t.ctl.Settle(nil, "", e.listen.Notify)
+			t.Control.MarkKilled()
+			t.Control.Settle(nil, "", e.listen.Notify)
 			return
 		}
-		t.ctl.Settle(exit.code, exit.signal, e.listen.Notify)
+		t.Control.Settle(exit.code, exit.signal, e.listen.Notify)
 	}()
-	return t.handle, nil
-}
-
-func (e *Executor) lookup(id bash.TaskID) (*task, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t, ok := e.byID[id]
-	if !ok {
-		return nil, &bash.UnknownTaskError{ID: id}
-	}
-	return t, nil
+	return t.Task, nil
 }
 
 // Get implements bash.Executor.Get: it returns the handle of task id with true, or nil and false
 // for an id this executor never issued.
-func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) {
-	t, err := e.lookup(id)
-	if err != nil {
-		return nil, false
-	}
-	return t.handle, true
-}
+func (e *Executor) Get(id bash.TaskID) (*bash.Task, bool) { return e.tasks.Get(id) }
 
 // List implements bash.Executor.List: it returns every task started so far, in start order.
-func (e *Executor) List() []*bash.Task {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]*bash.Task, len(e.tasks))
-	for i, t := range e.tasks {
-		out[i] = t.handle
-	}
-	return out
-}
+func (e *Executor) List() []*bash.Task { return e.tasks.List() }
 
 // OwnerOf implements bash.Executor.OwnerOf: it returns the owner token recorded for task id with
 // true, or false for an unknown or ownerless task.
-func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
-	t, err := e.lookup(id)
-	if err != nil || t.owner == nil {
-		return "", false
-	}
-	return *t.owner, true
-}
+func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) { return e.tasks.OwnerOf(id) }
 
 // ReadOutput implements bash.Executor.ReadOutput: it returns the output task id wrote since the
 // previous read, or an error matching bash.ErrUnknownTask.
-func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
-	t, err := e.lookup(id)
-	if err != nil {
-		return bash.TaskRead{}, err
-	}
-	t.readMu.Lock()
-	defer t.readMu.Unlock()
-	out := t.stdout.ReadFrom(t.outNext)
-	errs := t.stderr.ReadFrom(t.errNext)
-	t.outNext, t.errNext = out.Next, errs.Next
-	errText := errs.Text
-	if t.note != "" && isDone(t.handle) {
-		if errText != "" && !strings.HasSuffix(errText, "\n") {
-			errText += "\n"
-		}
-		errText += t.note + "\n"
-		t.note = ""
-	}
-	return bash.TaskRead{
-		Task:         t.handle,
-		Delta:        output.MergeStreams(out.Text, errText),
-		Lossy:        out.Omitted+errs.Omitted > 0,
-		OmittedBytes: out.Omitted + errs.Omitted,
-		StdoutSpill:  out.Spill,
-		StderrSpill:  errs.Spill,
-	}, nil
-}
-
-func isDone(t *bash.Task) bool {
-	select {
-	case <-t.Done():
-		return true
-	default:
-		return false
-	}
-}
+func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) { return e.tasks.Read(id) }
 
 // Kill implements bash.Executor.Kill: it stops task id and returns true when it was running, or
 // an error matching bash.ErrUnknownTask.
-func (e *Executor) Kill(id bash.TaskID) (bool, error) {
-	t, err := e.lookup(id)
-	if err != nil {
-		return false, err
-	}
-	if !t.ctl.MarkKilled() {
-		return false, nil
-	}
-	t.readMu.Lock()
-	p := t.proc
-	t.readMu.Unlock()
-	if p != nil {
-		p.terminate(false, false)
-	}
-	return true, nil
-}
+func (e *Executor) Kill(id bash.TaskID) (bool, error) { return e.tasks.Kill(id) }
 
 // OnTaskDone implements bash.Executor.OnTaskDone: it registers listener for every task that ends
 // and returns the function that unregisters it.
@@ -605,7 +496,7 @@ func (e *Executor) close(ctx context.Context) error {
 	<-e.reaperDone
 
 	e.mu.Lock()
-	tasks := e.tasks
+	tasks := e.tasks.Clear()
 	live := make([]*remoteProc, 0, len(e.live))
 	for p := range e.live {
 		live = append(live, p)
@@ -616,12 +507,9 @@ func (e *Executor) close(ctx context.Context) error {
 	}
 	targets = append(targets, e.orphans...)
 	ran := e.ran
-	e.tasks, e.byID, e.watch, e.orphans = nil, map[bash.TaskID]*task{}, map[int]string{}, nil
+	e.watch, e.orphans = map[int]string{}, nil
 	e.mu.Unlock()
 
-	for _, t := range tasks {
-		t.ctl.MarkKilled()
-	}
 	batch := newStopHandle(false)
 	for _, p := range live {
 		if pg := p.adopt(batch); pg > 0 {
@@ -685,7 +573,7 @@ func (e *Executor) close(ctx context.Context) error {
 		}
 	}
 	for _, t := range tasks {
-		waitFor(t.handle.Done())
+		waitFor(t.Task.Done())
 	}
 	hard.Stop()
 	if berr := batch.error(); berr != nil && err == nil {

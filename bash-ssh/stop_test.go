@@ -200,3 +200,13 @@ func TestReaper(t *testing.T) {
 		t.Errorf("Close signalled a process group it did not start (its stat: %q, %v)", stat, err)
 	}
 }
+
+// isDone reports whether task t has ended (its Done channel is closed).
+func isDone(t *bash.Task) bool {
+	select {
+	case <-t.Done():
+		return true
+	default:
+		return false
+	}
+}
