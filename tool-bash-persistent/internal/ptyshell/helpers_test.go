@@ -1,7 +1,10 @@
+//go:build linux
+
 package ptyshell
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -162,4 +165,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func alive(pid int) bool {
 	st, ok := readStat(pid)
 	return ok && !st.dead()
+}
+
+func TestMasterIsPollable(t *testing.T) {
+	checkLeaks(t)
+	m, tty, err := openPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	defer m.Close()
+	if err := m.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
+		t.Fatalf("master has no deadlines (blocking mode): %v", err)
+	}
+	buf := make([]byte, 8)
+	if _, err := m.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read with a passed deadline: %v", err)
+	}
 }

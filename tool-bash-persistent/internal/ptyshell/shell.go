@@ -214,7 +214,7 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	}
 	s.san = newSanitizer(s.token)
 
-	ptmx, tty, err := pty.Open()
+	ptmx, tty, err := openPTY()
 	if err != nil {
 		return nil, fmt.Errorf("open pseudo-terminal: %w", err)
 	}
@@ -266,6 +266,28 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 			return nil, fmt.Errorf("PTY shell did not reach its prompt: %w", context.Cause(ctx))
 		}
 	}
+}
+
+// openPTY opens a pseudo-terminal pair. pty.Open leaves the master in blocking mode (its ioctls
+// go through File.Fd), where a pending Read cannot be interrupted and write deadlines do not
+// work; the master is therefore re-made as a non-blocking descriptor the runtime poller owns.
+func openPTY() (master, tty *os.File, err error) {
+	m, t, err := pty.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Close()
+		return nil, nil, fmt.Errorf("duplicate master: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		t.Close()
+		return nil, nil, fmt.Errorf("non-blocking master: %w", err)
+	}
+	return os.NewFile(uintptr(fd), m.Name()), t, nil
 }
 
 // environ returns base with the shell's control variables set (later entries win in os/exec,
@@ -397,6 +419,9 @@ const (
 	eofPerRun     = 16
 )
 
+// maxContRetries bounds the SIGINTs sent to a shell that stays at its continuation prompt.
+const maxContRetries = 5
+
 // answered counts the answers given to one process blocked reading the terminal.
 type answered struct{ eofs, ints int }
 
@@ -468,15 +493,16 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 	}
 
 	var (
-		res      Result
-		contSent bool
-		answers  = map[[2]uint64]answered{} // (pid, start) → answers given
-		acted    *waiter                    // blocked thread last sent end-of-file
-		pending  *waiter                    // blocked thread seen, waiting for its barrier
-		barrier  uint64                     // the barrier pending waits for
-		pendPh   phase                      // the phase pending was seen in
-		interval = probeFirst
-		timer    = time.NewTimer(probeFirst)
+		res         Result
+		contSent    bool
+		contRetries int
+		answers     = map[[2]uint64]answered{} // (pid, start) → answers given
+		acted       *waiter                    // blocked thread last sent end-of-file
+		pending     *waiter                    // blocked thread seen, waiting for its barrier
+		barrier     uint64                     // the barrier pending waits for
+		pendPh      phase                      // the phase pending was seen in
+		interval    = probeFirst
+		timer       = time.NewTimer(probeFirst)
 	)
 	defer timer.Stop()
 	finish := func(o Outcome) (Result, error) {
@@ -517,6 +543,19 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 			p := *pending
 			pending = nil
 			if w, fg, ok := s.blockedReader(); ok && w == p && ph == pendPh {
+				if ph == phaseWaitStart {
+					// Still no prompt after the interrupt of a continuation prompt, and the
+					// shell sits reading the terminal since: the SIGINT was lost. Send another.
+					if contRetries++; contRetries > maxContRetries {
+						s.broken = true
+						s.mu.Lock()
+						res.Output = tr.output()
+						s.mu.Unlock()
+						return res, errors.New("the shell did not leave its continuation prompt after SIGINT")
+					}
+					_ = s.Interrupt()
+					continue
+				}
 				if ph == phaseEnded {
 					// The end marker came but no prompt marker (PROMPT_COMMAND was changed):
 					// the shell itself reading the terminal is its prompt.
@@ -573,7 +612,7 @@ func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error)
 		s.mu.Lock()
 		ph = tr.phase
 		s.mu.Unlock()
-		if ph != phaseBody && ph != phaseEnded {
+		if ph != phaseBody && ph != phaseEnded && !(ph == phaseWaitStart && contSent) {
 			continue
 		}
 		w, _, ok := s.blockedReader()
