@@ -68,3 +68,17 @@ func quoteANSIC(b *strings.Builder, s string) {
 	}
 	b.WriteString("'")
 }
+
+// wrapFile is wrapLine for a command staged in the file at path: the shell reads the file into
+// one word and evaluates it. Command substitution drops trailing newlines, which eval ignores.
+func wrapFile(nonce, path string) string {
+	var b strings.Builder
+	b.WriteString(`\builtin echo `)
+	b.WriteString(startMarker(nonce))
+	b.WriteString(`;\builtin eval -- "$(<`)
+	quoteANSIC(&b, path)
+	b.WriteString(`)";\builtin echo `)
+	b.WriteString(endMarker(nonce))
+	b.WriteString(`"$?"`)
+	return b.String()
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,6 +188,10 @@ type Shell struct {
 
 	runMu  sync.Mutex
 	broken bool // guarded by runMu
+
+	stageOnce sync.Once // creates stageDir, the private directory of long commands
+	stageDir  string
+	stageErr  error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -465,7 +470,44 @@ func (s *Shell) Run(ctx context.Context, command string) (Result, error) {
 	}
 	s.sweepOrphans()
 	nonce := newNonce()
-	return s.runLine(ctx, nonce, wrapLine(nonce, command))
+	line := wrapLine(nonce, command)
+	if len(line) > maxTypedLine {
+		if path, err := s.stage(nonce, command); err == nil {
+			defer os.Remove(path)
+			line = wrapFile(nonce, path)
+		}
+	}
+	return s.runLine(ctx, nonce, line)
+}
+
+// maxTypedLine is the longest wrapper line typed as is. bash's line editor reads typed input
+// one byte at a time (about 10 µs a byte), so a longer command is written to a private file and
+// the typed line evaluates the file's content instead.
+const maxTypedLine = 512
+
+// stage writes command to a new file in the shell's private directory and returns its path.
+func (s *Shell) stage(nonce, command string) (string, error) {
+	s.stageOnce.Do(func() {
+		s.stageDir, s.stageErr = os.MkdirTemp("", "dsh-pty-*")
+	})
+	if s.stageErr != nil {
+		return "", s.stageErr
+	}
+	path := filepath.Join(s.stageDir, "cmd-"+nonce)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(command); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
 }
 
 // runLine types line (which prints the markers of nonce) and follows it; s.runMu is held.
@@ -853,6 +895,12 @@ func (s *Shell) teardown() error {
 		errs = append(errs, fmt.Errorf("close terminal: %w", err))
 	}
 	<-s.readerDone
+	s.stageOnce.Do(func() {}) // no stage directory is created after this
+	if s.stageDir != "" {
+		if err := os.RemoveAll(s.stageDir); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", s.stageDir, err))
+		}
+	}
 	for _, st := range members(s.pid, s.tag, known) {
 		if st.dead() {
 			reap(st, s.pid)

@@ -4,6 +4,7 @@ package ptyshell
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"os"
@@ -499,5 +500,24 @@ func TestStartFailures(t *testing.T) {
 	}
 	if _, err := Start(ctx, Config{Dir: "/nonexistent/dir"}); err == nil {
 		t.Fatal("missing directory accepted")
+	}
+}
+
+func TestLongCommandsGoThroughAFile(t *testing.T) {
+	s := startShell(t, Config{})
+	body := strings.Repeat("line with 'quotes', \"doubles\", $dollars, tabs\tand é\n", 4000)
+	r := run(t, s, "X=set-before\ncat <<'EOF' | md5sum\n"+body+"EOF\n")
+	mustComplete(t, r, 0, fmt.Sprintf("%x  -", md5.Sum([]byte(body))))
+	if s.stageDir == "" {
+		t.Fatal("a long command was typed, not staged")
+	}
+	// State set by a staged command persists; the staging file is gone after the run.
+	mustComplete(t, run(t, s, "echo $X; ls -A "+s.stageDir+" | wc -l"), 0, "set-before\n0")
+	r = run(t, s, strings.Repeat("# padding\n", 100)+"echo long; exit 5")
+	if r.Outcome != ShellExited || r.Exit.Code != 5 || !strings.HasPrefix(r.Output.text(), "long") {
+		t.Fatalf("exit in a long command: %+v", r)
+	}
+	if _, err := os.Stat(s.stageDir); !os.IsNotExist(err) {
+		t.Fatalf("stage directory left after the shell closed: %v", err)
 	}
 }
