@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -372,4 +373,45 @@ func TestBinaryAndHugeOutput(t *testing.T) {
 		})
 	}
 	h.expect("a", `printf 'a\0b\xffc'`, "ab\uFFFDc")
+}
+
+func TestShellDeadBetweenCalls(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.expect("a", "echo $$ > pid; export GONE=1", "")
+	data, err := os.ReadFile(filepath.Join(h.dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err := syscall.Kill(pid, syscall.SIGSEGV); err != nil {
+		t.Fatal(err)
+	}
+	h.s.mu.Lock()
+	sh := h.s.owners["a"].shell
+	h.s.mu.Unlock()
+	<-sh.Done()
+	// The call reports the crash and the reset without running; the next one gets a new shell.
+	h.expect("a", "echo never", "[shell killed by signal: SIGSEGV]\n"+ResetText)
+	h.expect("a", "echo ${GONE:-unset}", "unset")
+}
+
+func TestCloseDuringShellStart(t *testing.T) {
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow-bash")
+	started := filepath.Join(dir, "started")
+	script := "#!/bin/sh\ntouch " + started + "\nexec sleep 60\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Config{Bash: slow})
+	done := make(chan tools.Result, 1)
+	go func() { done <- h.call("a", "true") }()
+	waitFor(t, "the shell to be spawned", func() bool { _, err := os.Stat(started); return err == nil })
+	if err := h.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if !r.IsError || r.Text() != "Error: tool-bash-persistent was closed during the call" {
+		t.Fatalf("got %q", r.Text())
+	}
 }

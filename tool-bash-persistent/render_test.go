@@ -1,0 +1,76 @@
+//go:build linux
+
+package persistentbash
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
+	"github.com/dsh-go/dsh/tools"
+)
+
+func TestRender(t *testing.T) {
+	checkLeaks(t)
+	clipped := ptyshell.Output{Head: "1\n2\n", Tail: "9\n10", OmittedChars: 12, OmittedLines: 6}
+	cases := []struct {
+		name  string
+		r     ptyshell.Result
+		want  string
+		reset bool
+	}{
+		{"empty success", ptyshell.Result{}, "", false},
+		{"output", ptyshell.Result{Output: ptyshell.Output{Head: "hi"}}, "hi", false},
+		{"status only", ptyshell.Result{ExitCode: 7}, "[exit code: 7]", false},
+		{"output and status", ptyshell.Result{Output: ptyshell.Output{Head: "x"}, ExitCode: 2}, "x\n[exit code: 2]", false},
+		{"clipped", ptyshell.Result{Output: clipped}, "1\n2\n" + clipNotice(12, 6) + "\n9\n10", false},
+		{"clipped mid-line", ptyshell.Result{Output: ptyshell.Output{Head: "ab", Tail: "yz", OmittedChars: 3}}, "ab\n" + clipNotice(3, 0) + "\nyz", false},
+		{"stdin notes before the status", ptyshell.Result{StdinEOFs: 1, Interrupted: true, ExitCode: 130}, StdinEOFText + "\n" + StdinInterruptText + "\n[exit code: 130]", false},
+		{"at prompt", ptyshell.Result{Outcome: ptyshell.AtPrompt, Output: ptyshell.Output{Head: "partial"}}, "partial", false},
+		{"continuation", ptyshell.Result{Outcome: ptyshell.Continuation}, ContinuationText, false},
+		{"exit code", ptyshell.Result{Outcome: ptyshell.ShellExited, Output: ptyshell.Output{Head: "bye"}, Exit: ptyshell.Exit{Known: true, Code: 9}}, "bye\n[shell exited: code 9]\n" + ResetText, true},
+		{"signal", ptyshell.Result{Outcome: ptyshell.ShellExited, Exit: ptyshell.Exit{Known: true, Signal: "SIGTERM"}}, "[shell killed by signal: SIGTERM]\n" + ResetText, true},
+		{"unknown exit", ptyshell.Result{Outcome: ptyshell.ShellExited}, "[shell exited]\n" + ResetText, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, reset := render(c.r)
+			if got != c.want || reset != c.reset {
+				t.Fatalf("got %q reset %v, want %q %v", got, reset, c.want, c.reset)
+			}
+		})
+	}
+	if got := timeoutText(1500*1e6, ptyshell.Output{Head: "p"}); got != "Your command timed out after 2 seconds. Below is partial output:\np\n"+ResetText {
+		t.Fatalf("timeout text %q", got)
+	}
+	if got := timeoutText(10*1e6, ptyshell.Output{}); got != "Your command timed out after 0 seconds. Below is partial output:\n\n"+ResetText {
+		t.Fatalf("timeout text %q", got)
+	}
+}
+
+// FuzzPresentResult checks the result presenter on any text: no panic, and a completed run's
+// exit code reads back from what render produced unless the output itself ends in a line that
+// looks like an exit-code line.
+func FuzzPresentResult(f *testing.F) {
+	for _, s := range []string{"", "hi", "x\n[exit code: 7]", "[exit code: 300]", "\n", ResetText} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(9))
+	}
+	f.Fuzz(func(t *testing.T, out string, code uint8) {
+		if !utf8.ValidString(out) {
+			return
+		}
+		text, _ := render(ptyshell.Result{Output: ptyshell.Output{Head: out}, ExitCode: int(code)})
+		v, ok := presentResult(Args{Command: "x"}, tools.Text(text))
+		if !ok || v.Terminal == nil {
+			t.Fatalf("no terminal view for %q", text)
+		}
+		if exitCodeLine.MatchString(out) || strings.HasSuffix(text, ResetText) {
+			return
+		}
+		if v.Terminal.ExitCode == nil || *v.Terminal.ExitCode != int(code) || v.Terminal.Output != out {
+			t.Fatalf("read back %+v from %q, want code %d output %q", v.Terminal, text, code, out)
+		}
+	})
+}
