@@ -175,11 +175,11 @@ type Shell struct {
 
 	mu       sync.Mutex
 	san      *sanitizer
-	track    *tracker // the running command, nil between commands
-	prompts  int      // primary prompts seen since start
-	syncSent uint64   // last barrier sent
-	synced   uint64   // last barrier the reader passed
-	known    map[int]uint64
+	track    *tracker       // the running command, nil between commands
+	prompts  int            // primary prompts seen since start
+	syncSent uint64         // last barrier sent
+	synced   uint64         // last barrier the reader passed
+	known    map[int]uint64 // re-parented processes of this shell: pid → start time
 	notify   chan struct{}
 	exitInfo Exit
 
@@ -209,8 +209,8 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	becomeSubreaper()
 	s := &Shell{
 		cfg:        cfg,
-		token:      newNonce()[:16],
-		tag:        TagVar + "=" + strconv.Itoa(os.Getpid()) + "-" + newNonce()[:16],
+		token:      newNonce(),
+		tag:        TagVar + "=" + strconv.Itoa(os.Getpid()) + "-" + newNonce(),
 		known:      map[int]uint64{},
 		notify:     make(chan struct{}, 1),
 		exited:     make(chan struct{}),
