@@ -214,7 +214,18 @@ func TestExitExecAndSignals(t *testing.T) {
 }
 
 func TestStdinWaitAndContinuation(t *testing.T) {
-	h := newHarness(t, Config{})
+	// A dead wait would end in the timeout text instead of the answers below.
+	h := newHarness(t, Config{Timeout: 10 * time.Second})
+	// Incomplete commands are answered by bash at once (the command is one word given to
+	// eval, so the shell never waits for more lines), and the shell's state is kept.
+	h.expect("a", "KEEP=yes", "")
+	h.expect("a", "echo \"unclosed", "bash: unexpected EOF while looking for matching `\"'\n[exit code: 2]")
+	h.expect("a", "if true; then echo x", "bash: syntax error: unexpected end of file\n[exit code: 2]")
+	h.expect("a", "echo trailing \\", "trailing \\")
+	if r := h.call("a", "cat <<EOF\nbody"); !strings.HasSuffix(r.Text(), "delimited by end-of-file (wanted `EOF')\nbody") {
+		t.Fatalf("unterminated here-document: %q", r.Text())
+	}
+	h.expect("a", "echo $KEEP", "yes")
 	h.expect("a", "KEEP=yes; cat; echo after", "after\n"+StdinEOFText)
 	h.expect("a", "read -r x; echo \"x=$x\"", "x=\n"+StdinEOFText)
 	h.expect("a", "read -r x", StdinEOFText+"\n[exit code: 1]")
