@@ -43,11 +43,22 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 		if after := openFDs(); after > fds {
-			fmt.Fprintf(os.Stderr, "leaked file descriptors: %d open before the tests, %d after\n", fds, after)
+			fmt.Fprintf(os.Stderr, "leaked file descriptors: %d open before the tests, %d after: %v\n", fds, after, fdTargets())
 			code = 1
 		}
 	}
 	os.Exit(code)
+}
+
+// fdTargets lists what each open descriptor refers to, for the leak report.
+func fdTargets() []string {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	var out []string
+	for _, e := range entries {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		out = append(out, e.Name()+"->"+target)
+	}
+	return out
 }
 
 func openFDs() int {

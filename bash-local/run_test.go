@@ -166,7 +166,8 @@ func TestRunTimeoutAndAbort(t *testing.T) {
 	t.Run("timeout of a TERM-trapping command escalates to SIGKILL", func(t *testing.T) {
 		t.Parallel()
 		r := h.req("trap '' TERM; echo armed; sleep 60")
-		r.Timeout = 100 * time.Millisecond
+		// Long enough for bash to set its trap before the deadline, even on a loaded machine.
+		r.Timeout = time.Second
 		res := h.run(r)
 		if !res.TimedOut || res.Signal != "SIGKILL" || res.Stdout.Text() != "armed\n" {
 			t.Errorf("result %+v; want TimedOut, SIGKILL, stdout armed", res)
@@ -175,7 +176,7 @@ func TestRunTimeoutAndAbort(t *testing.T) {
 	t.Run("trapping TERM and exiting 0 is still a timeout", func(t *testing.T) {
 		t.Parallel()
 		r := h.req("trap 'exit 0' TERM; sleep 60 & wait")
-		r.Timeout = 100 * time.Millisecond
+		r.Timeout = time.Second
 		res := h.run(r)
 		if !res.TimedOut || exitCode(res) != "0" || res.Signal != "" {
 			t.Errorf("result %+v; want TimedOut with exit 0", res)

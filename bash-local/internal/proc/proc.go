@@ -305,13 +305,14 @@ type stopper struct {
 	leader <-chan struct{} // closed once the leader is reaped; nil when there is no leader
 	wg     *sync.WaitGroup
 
-	mu      sync.Mutex
-	escaped []Stat // members seen outside the group, reaped once gone if they are our children
-	started bool
-	gone    bool
-	force   chan struct{}
-	forced  bool
-	stopped chan struct{}
+	mu         sync.Mutex
+	escaped    []Stat // members seen outside the group, reaped once gone if they are our children
+	emptyScans int    // consecutive scans that found nothing alive
+	started    bool
+	gone       bool
+	force      chan struct{}
+	forced     bool
+	stopped    chan struct{}
 }
 
 func newStopper(tree *Tree, grace time.Duration, leader <-chan struct{}, wg *sync.WaitGroup) *stopper {
@@ -367,11 +368,24 @@ func (s *stopper) check() bool {
 		return true
 	}
 	if alive, _ := s.tree.scan(false); alive {
+		s.emptyScans = 0
+		return true
+	}
+	// A process in the middle of execve can briefly show an empty environment, and so miss its
+	// tag: believe the tree gone only after two scans in a row, a poll interval apart, find
+	// nothing.
+	s.emptyScans++
+	if s.emptyScans < 2 {
 		return true
 	}
 	s.gone = true
-	for _, st := range s.escaped {
-		reapOrphan(st, s.tree.PGID)
+	// Only a task's own tree reaps: there the leader (pid == PGID) is the one direct child that
+	// exec.Cmd waits for, and every other member is an escapee. A sweep by tag prefix also sees
+	// the leaders of live tasks, whose exit status must be left to their exec.Cmd.
+	if s.tree.PGID > 0 {
+		for _, st := range s.escaped {
+			reapOrphan(st, s.tree.PGID)
+		}
 	}
 	return false
 }
