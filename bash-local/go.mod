@@ -2,10 +2,8 @@ module github.com/dsh-go/dsh/bash-local
 
 go 1.26.0
 
-require github.com/dsh-go/dsh/bash v0.0.0
+require github.com/dsh-go/dsh/bash v0.1.0
 
 require golang.org/x/sys v0.50.0
 
 require go.uber.org/goleak v1.3.0 // indirect
-
-replace github.com/dsh-go/dsh/bash => ../bash

@@ -4,11 +4,9 @@ go 1.26.0
 
 require (
 	github.com/creack/pty v1.1.24
-	github.com/dsh-go/dsh/tools v0.0.0
+	github.com/dsh-go/dsh/tools v0.1.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 )
 
 require github.com/google/jsonschema-go v0.4.3 // indirect
-
-replace github.com/dsh-go/dsh/tools => ../tools

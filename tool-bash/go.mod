@@ -3,19 +3,13 @@ module github.com/dsh-go/dsh/tool-bash
 go 1.26.0
 
 require (
-	github.com/dsh-go/dsh/bash v0.0.0
-	github.com/dsh-go/dsh/bash-local v0.0.0
-	github.com/dsh-go/dsh/tools v0.0.0
+	github.com/dsh-go/dsh/bash v0.1.0
+	github.com/dsh-go/dsh/bash-local v0.1.0
+	github.com/dsh-go/dsh/tools v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-)
-
-replace (
-	github.com/dsh-go/dsh/bash => ../bash
-	github.com/dsh-go/dsh/bash-local => ../bash-local
-	github.com/dsh-go/dsh/tools => ../tools
 )

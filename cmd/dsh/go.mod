@@ -3,11 +3,11 @@ module github.com/dsh-go/dsh/cmd/dsh
 go 1.26.0
 
 require (
-	github.com/dsh-go/dsh/bash v0.0.0
-	github.com/dsh-go/dsh/bash-local v0.0.0
-	github.com/dsh-go/dsh/tool-bash v0.0.0
-	github.com/dsh-go/dsh/tool-bash-persistent v0.0.0
-	github.com/dsh-go/dsh/tools v0.0.0
+	github.com/dsh-go/dsh/bash v0.1.0
+	github.com/dsh-go/dsh/bash-local v0.1.0
+	github.com/dsh-go/dsh/tool-bash v0.1.0
+	github.com/dsh-go/dsh/tool-bash-persistent v0.1.0
+	github.com/dsh-go/dsh/tools v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0
 	go.uber.org/goleak v1.3.0
@@ -24,12 +24,4 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.42.0 // indirect
-)
-
-replace (
-	github.com/dsh-go/dsh/bash => ../../bash
-	github.com/dsh-go/dsh/bash-local => ../../bash-local
-	github.com/dsh-go/dsh/tool-bash => ../../tool-bash
-	github.com/dsh-go/dsh/tool-bash-persistent => ../../tool-bash-persistent
-	github.com/dsh-go/dsh/tools => ../../tools
 )
