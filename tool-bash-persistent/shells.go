@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-go/dsh/internal/envpolicy"
+
 	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 	"github.com/dsh-go/dsh/tools"
 )
@@ -69,9 +71,13 @@ func New(cfg Config) (*Shells, error) {
 	if err != nil {
 		return nil, err
 	}
+	scrub, err := envpolicy.New(cfg.ScrubPatterns, cfg.ScrubPrefixes, cfg.KeepEnv)
+	if err != nil {
+		return nil, fmt.Errorf("persistentbash: %w", err)
+	}
 	s := &Shells{
 		cfg:    cfg,
-		env:    environ(os.Environ(), cfg.ScrubPatterns, cfg.ScrubPrefixes, cfg.KeepEnv, cfg.Env),
+		env:    scrub.Environ(os.Environ(), cfg.Env),
 		owners: map[string]*owner{},
 	}
 	s.life, s.cancel = context.WithCancelCause(context.Background())

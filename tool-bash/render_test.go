@@ -113,7 +113,7 @@ func TestExtraKeysNeverReachTheExecutor(t *testing.T) {
 	}
 	h.ok(alice.agent, "bash", `{"command":"ls","description":"List","run_in_background":true,"timeoutMs":5,"env":{"A":"1"},"stdin":"x","owner":"mallory"}`)
 	owner := bash.OwnerToken("alice")
-	want = bash.Request{Command: "ls", Workdir: "/work", Owner: &owner}
+	want = bash.Request{Command: "ls", Workdir: "/work", Owner: owner}
 	if got := stub.lastRequest(); !reflect.DeepEqual(got, want) {
 		t.Errorf("background request %+v, want %+v", got, want)
 	}

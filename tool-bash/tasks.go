@@ -55,7 +55,7 @@ func (s *Set) checkTask(call tools.Call, id string) error {
 	if !owned {
 		return nil
 	}
-	if caller := ownerOf(call); caller == nil || *caller != owner {
+	if caller := ownerOf(call); caller == "" || caller != owner {
 		return fmt.Errorf("task %s belongs to another session", id)
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestBackgroundExitCodeAndStderr(t *testing.T) {
 func TestBackgroundHasNoTimeout(t *testing.T) {
 	t.Parallel()
 	// The executor's default timeout is 100 ms here; a background task must outlive it.
-	h := newLocalHarness(t, bashlocal.Config{Timeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond})
+	h := newLocalHarness(t, bashlocal.Config{Limits: bash.Limits{Timeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond}})
 	gate := filepath.Join(t.TempDir(), "gate")
 	id := h.startBackground(nil, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; echo survived", gate))
 	// A foreground sleep of three times the timeout proves time has passed.
@@ -110,7 +110,7 @@ func TestKill(t *testing.T) {
 
 func TestLossyReadNamesSpillFile(t *testing.T) {
 	t.Parallel()
-	h := newLocalHarness(t, bashlocal.Config{MaxOutputBytes: 100, HeadBytes: 10})
+	h := newLocalHarness(t, bashlocal.Config{Limits: bash.Limits{MaxOutputBytes: 100, HeadBytes: 10}})
 	id := h.startBackground(nil, "seq 1 2000")
 	h.waitDone(id)
 	got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id))

@@ -161,11 +161,10 @@ func (s *Set) taskDone(task *bash.Task) {
 	}
 }
 
-// ownerOf returns the caller's owner token, or nil for a call without an owning agent.
-func ownerOf(call tools.Call) *bash.OwnerToken {
-	if call.Agent == nil || call.Agent.Owner == "" {
-		return nil
+// ownerOf returns the caller's owner token, or "" (no owner) for a call without an owning agent.
+func ownerOf(call tools.Call) bash.OwnerToken {
+	if call.Agent == nil {
+		return ""
 	}
-	t := bash.OwnerToken(call.Agent.Owner)
-	return &t
+	return bash.OwnerToken(call.Agent.Owner)
 }

@@ -70,10 +70,8 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 		ts.hint = toolbash.PromptHint + " The bash shell keeps its state (working directory, variables) between calls of this session."
 	} else {
 		ex, err := bashlocal.New(bashlocal.Config{
+			Limits:     bash.Limits{Timeout: cfg.Timeout, MaxTimeout: cfg.MaxTimeout, Grace: cfg.Grace},
 			Workdir:    cfg.Workdir,
-			Timeout:    cfg.Timeout,
-			MaxTimeout: cfg.MaxTimeout,
-			Grace:      cfg.Grace,
 			KeepSpills: cfg.KeepSpills,
 			Logger:     cfg.Logger,
 		})
