@@ -53,7 +53,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
-	const pre = "tool-bash-persistent: "
+	const pre = "persistentbash: "
 	switch {
 	case c.Timeout < 0:
 		return c, fmt.Errorf(pre+"Timeout must be positive, got %v", c.Timeout)

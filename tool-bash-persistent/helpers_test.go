@@ -81,7 +81,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})

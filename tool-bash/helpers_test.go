@@ -95,7 +95,13 @@ func newHarness(t testing.TB, ex bash.Executor, cfg Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(set.Close)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := set.Close(ctx); err != nil {
+			t.Errorf("close set: %v", err)
+		}
+	})
 	h := &harness{t: t, ex: ex, set: set, reg: &tools.Registry{}}
 	if _, err := set.Register(h.reg); err != nil {
 		t.Fatal(err)

@@ -181,7 +181,7 @@ func TestRegisterAllOrNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
+	defer set.Close(context.Background())
 	var r tools.Registry
 	if _, err := r.Register(&tools.Tool{Name: "bash_kill", Parameters: []byte(`{"type":"object"}`), Execute: func(context.Context, tools.Call) (tools.Result, error) { return tools.Result{}, nil }}); err != nil {
 		t.Fatal(err)

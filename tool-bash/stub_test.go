@@ -132,7 +132,12 @@ func (s *stubExecutor) Kill(id bash.TaskID) (bool, error) {
 	if !ok {
 		return false, &bash.UnknownTaskError{ID: id}
 	}
-	return t.ctl.MarkKilled(), nil
+	if !t.ctl.MarkKilled() {
+		return false, nil
+	}
+	// A killed task ends, as a real one does after its signal.
+	s.finish(id, nil, "SIGTERM")
+	return true, nil
 }
 
 func (s *stubExecutor) OnTaskDone(listener bash.TaskListener) func() {

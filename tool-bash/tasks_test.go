@@ -188,7 +188,7 @@ func TestOwnershipSurvivesToolReload(t *testing.T) {
 	first := newHarness(t, ex, Config{})
 	alice := newSession("alice", "")
 	id := first.startBackground(alice.agent, "sleep 60")
-	first.set.Close()
+	first.set.Detach()
 	// A fresh tool set over the same executor: the owner is stored on the task, not in the set.
 	second := newHarness(t, ex, Config{})
 	args := fmt.Sprintf(`{"task_id":%q}`, id)
@@ -281,18 +281,18 @@ func TestCompletionNoticeUsesAgentLookup(t *testing.T) {
 	}
 }
 
-func TestSetCloseStopsNotices(t *testing.T) {
+func TestDetachStopsNotices(t *testing.T) {
 	t.Parallel()
 	h := newLocalHarness(t, bashlocal.Config{})
 	alice := newSession("alice", "")
 	id := h.startBackground(alice.agent, "true")
 	h.waitDone(id)
 	alice.waitNotices(t, 1)
-	h.set.Close()
-	h.set.Close() // idempotent
+	h.set.Detach()
+	h.set.Detach() // idempotent
 	id = h.startBackground(alice.agent, "true")
 	h.waitDone(id)
 	if n := len(alice.got()); n != 1 {
-		t.Errorf("%d notices after Close, want 1", n)
+		t.Errorf("%d notices after Detach, want 1", n)
 	}
 }
