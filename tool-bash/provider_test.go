@@ -217,7 +217,7 @@ func TestCloseStopsEverything(t *testing.T) {
 // ignoring SIGTERM, and that the executor still finishes the kill.
 func TestCloseBoundedByContext(t *testing.T) {
 	t.Parallel()
-	ex := localExecutor(t, bashlocal.Config{Grace: time.Second})
+	ex := localExecutor(t, bashlocal.Config{Limits: bash.Limits{Grace: time.Second}})
 	set, err := New(ex, Config{}) // not newHarness: its cleanup wants a clean Close
 	if err != nil {
 		t.Fatal(err)

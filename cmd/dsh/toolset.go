@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/bash"
 	bashlocal "github.com/dsh-go/dsh/bash-local"
 	toolbash "github.com/dsh-go/dsh/tool-bash"
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
