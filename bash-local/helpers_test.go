@@ -165,8 +165,6 @@ func alive(pid int) bool {
 	return ok && !st.Dead()
 }
 
-func code(n int) *int { return &n }
-
 func exitCode(r bash.RunResult) string {
 	if r.ExitCode == nil {
 		return "nil"

@@ -63,6 +63,7 @@ type Collector struct {
 	headFrozen   bool
 	tail         []byte // tail[tailOff:] holds stream bytes [tailStart, total)
 	tailOff      int
+	beforeTail   byte // the stream byte just before the tail, once bytes were dropped there
 	total        int64
 	spill        SpillFile
 	spillPath    string
@@ -126,6 +127,14 @@ func (c *Collector) appendTail(p []byte) {
 		return
 	}
 	if len(p) >= c.tailCap {
+		switch {
+		case len(p) > c.tailCap:
+			c.beforeTail = p[len(p)-c.tailCap-1]
+		case len(c.tail) > c.tailOff:
+			c.beforeTail = c.tail[len(c.tail)-1]
+		case len(c.head) > 0:
+			c.beforeTail = c.head[len(c.head)-1]
+		}
 		c.tail = append(c.tail[:0], p[len(p)-c.tailCap:]...)
 		c.tailOff = 0
 		return
@@ -133,6 +142,7 @@ func (c *Collector) appendTail(p []byte) {
 	c.tail = append(c.tail, p...)
 	if extra := len(c.tail) - c.tailOff - c.tailCap; extra > 0 {
 		c.tailOff += extra
+		c.beforeTail = c.tail[c.tailOff-1]
 	}
 	if c.tailOff > c.tailCap {
 		kept := copy(c.tail, c.tail[c.tailOff:])
@@ -263,7 +273,7 @@ func (c *Collector) ReadFrom(off int64) Chunk {
 		// partial line would read as a line the command never printed; with no newline in the
 		// tail, at its first whole character), and say so on a line of its own.
 		skip := leadingContinuation(tail)
-		if nl := bytes.IndexByte(tail, '\n'); nl >= 0 {
+		if nl := bytes.IndexByte(tail, '\n'); nl >= 0 && c.beforeTail != '\n' {
 			skip = nl + 1
 		}
 		r.Omitted = start - off + int64(skip)

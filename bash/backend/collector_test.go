@@ -366,7 +366,35 @@ func checkChunk(t *testing.T, data []byte, prev int64, r Chunk) {
 	if int64(len(before))+r.Omitted+int64(len(after)) != r.Next-prev {
 		t.Fatalf("read from %d to %d: %d kept + %d omitted + %d kept do not add up", prev, r.Next, len(before), r.Omitted, len(after))
 	}
-	if gapEnd := int(r.Next) - len(after); len(after) > 0 && gapEnd > 0 && data[gapEnd-1] != '\n' && strings.Contains(string(data[gapEnd-int(r.Omitted):gapEnd]), "\n") {
-		t.Fatalf("read from %d resumes mid-line after the gap: %q", prev, after)
+	gapEnd := int(r.Next) - len(after)
+	if len(after) > 0 && gapEnd > 0 && data[gapEnd-1] != '\n' && strings.Contains(after, "\n") {
+		t.Fatalf("read from %d resumes mid-line after the gap although the kept bytes hold a newline: %q", prev, after)
+	}
+
+}
+
+// TestLossyReadLineBoundaries checks where a lossy read resumes: at the tail's start when the
+// tail starts a line, after the tail's first newline when it starts mid-line, and at the tail's
+// start when the tail holds no newline at all.
+func TestLossyReadLineBoundaries(t *testing.T) {
+	tests := []struct {
+		name  string
+		write string
+		max   int
+		want  string
+	}{
+		{"tail starts a line", "aaaa\nbbbb\ncccc\n", 7, "aa\n" + bash.DroppedMarker(8) + "cccc\n"},
+		{"tail starts mid-line", "aaaa\nbbbb\ncccc\n", 10, "aa\n" + bash.DroppedMarker(8) + "cccc\n"},
+		{"tail without a newline", "aaaaaaaaaaaaaaaaaaaa", 8, "aa\n" + bash.DroppedMarker(12) + "aaaaaa"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCollector(t, CollectorConfig{MaxBytes: tt.max, HeadBytes: 2})
+			c.Write([]byte(tt.write))
+			c.Seal()
+			if r := c.ReadFrom(0); r.Text != tt.want {
+				t.Errorf("ReadFrom(0) = %q, want %q", r.Text, tt.want)
+			}
+		})
 	}
 }

@@ -115,7 +115,7 @@ func escapeesKill(c *kc) {
 func escapeesTimeout(c *kc) {
 	e := newEscapees(c)
 	timeout := min(2*time.Second+c.opts.Slack/2, c.opts.MaxTimeout)
-	res, err, _ := c.run(c.ctx, c.spec(e.command("echo started; sleep 3600"), func(r *bash.Request) { r.Timeout = timeout }), c.runLimit(timeout))
+	res, _, err := c.run(c.ctx, c.spec(e.command("echo started; sleep 3600"), func(r *bash.Request) { r.Timeout = timeout }), c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run returned %v, want a result", err)
 	}

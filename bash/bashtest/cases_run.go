@@ -148,7 +148,7 @@ func requestHandMade(c *kc) {
 		{Command: CmdEcho},
 		{Command: CmdEcho, Workdir: c.opts.Workdir, Timeout: 0, StdoutMaxBytes: 0},
 	} {
-		res, err, _ := c.run(c.ctx, req, c.endLimit())
+		res, _, err := c.run(c.ctx, req, c.endLimit())
 		if err != nil {
 			c.errorf("Run of an unresolved request (%s) returned %v, want the defaults applied", describe(req), err)
 			continue
@@ -172,7 +172,7 @@ func requestHandMade(c *kc) {
 		{"a negative Timeout", bash.Request{Command: CmdTrue, Timeout: -time.Second}},
 		{"a negative StdoutMaxBytes", bash.Request{Command: CmdTrue, StdoutMaxBytes: -1}},
 	} {
-		if _, err, _ := c.run(c.ctx, tt.req, c.endLimit()); err == nil {
+		if _, _, err := c.run(c.ctx, tt.req, c.endLimit()); err == nil {
 			c.errorf("Run of a request with %s returned no error", tt.name)
 		}
 		if _, err := c.startErr(tt.req, c.quick()); err == nil {
@@ -282,7 +282,7 @@ func runStdinEnv(c *kc) {
 func runTimeout(c *kc) {
 	timeout := min(sleepTimeout, c.opts.MaxTimeout)
 	spec := c.spec(CmdSleep, func(r *bash.Request) { r.Timeout = timeout })
-	res, err, took := c.run(c.ctx, spec, c.runLimit(timeout))
+	res, took, err := c.run(c.ctx, spec, c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run(%q) with timeout %v returned %v, want a result: a timeout is an outcome", CmdSleep, timeout, err)
 	}
@@ -321,7 +321,7 @@ func (c *kc) wantStopped(command string, res bash.RunResult, signal string, code
 func runTimeoutTermTrapped(c *kc) {
 	timeout := min(trapTimeout, c.opts.MaxTimeout)
 	spec := c.spec(CmdTrapTerm, func(r *bash.Request) { r.Timeout = timeout })
-	res, err, took := c.run(c.ctx, spec, c.runLimit(timeout))
+	res, took, err := c.run(c.ctx, spec, c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run(%q) returned %v, want a result", CmdTrapTerm, err)
 	}
@@ -337,7 +337,7 @@ func runTimeoutTermTrapped(c *kc) {
 func runTimeoutTrapExit0(c *kc) {
 	timeout := min(trapTimeout, c.opts.MaxTimeout)
 	spec := c.spec(CmdTrapExit, func(r *bash.Request) { r.Timeout = timeout })
-	res, err, _ := c.run(c.ctx, spec, c.runLimit(timeout))
+	res, _, err := c.run(c.ctx, spec, c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run(%q) returned %v, want a result", CmdTrapExit, err)
 	}
@@ -354,7 +354,7 @@ func runAbort(c *kc) {
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithCancelCause(c.ctx)
 		timer := time.AfterFunc(delay, func() { cancel(errKitAbort) })
-		res, err, _ := c.run(ctx, spec, delay+c.killLimit())
+		res, _, err := c.run(ctx, spec, delay+c.killLimit())
 		timer.Stop()
 		cancel(nil)
 		if errors.Is(err, bash.ErrAbortedBeforeSpawn) && attempt < 2 {
@@ -387,7 +387,7 @@ func runPreCancelled(c *kc) {
 	spec := c.spec(MarkerCommand(marker), nil)
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	cancel(errors.New("too late"))
-	_, err, _ := c.run(ctx, spec, c.endLimit())
+	_, _, err := c.run(ctx, spec, c.endLimit())
 	switch {
 	case err == nil:
 		c.errorf("Run with a context that is already done returned no error, want one matching bash.ErrAbortedBeforeSpawn")
@@ -408,7 +408,7 @@ func runPreCancelled(c *kc) {
 func runBadWorkdir(c *kc) {
 	dir := c.missingDir()
 	spec := c.spec(CmdTrue, func(r *bash.Request) { r.Workdir = dir })
-	res, err, _ := c.run(c.ctx, spec, c.endLimit())
+	res, _, err := c.run(c.ctx, spec, c.endLimit())
 	if err == nil {
 		c.errorf("Run with Workdir %q, which does not exist, returned no error but %+v", dir, res)
 	}

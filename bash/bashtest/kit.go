@@ -218,19 +218,19 @@ func (c *kc) spec(command string, edit func(*bash.Request)) bash.Request {
 	return c.resolve(req)
 }
 
-// run runs spec in the foreground, bounded by limit, and returns the result, the error and how long
-// Run took.
-func (c *kc) run(ctx context.Context, spec bash.Request, limit time.Duration) (bash.RunResult, error, time.Duration) {
+// run runs spec in the foreground, bounded by limit, and returns the result, how long Run took
+// and the error.
+func (c *kc) run(ctx context.Context, spec bash.Request, limit time.Duration) (bash.RunResult, time.Duration, error) {
 	var res bash.RunResult
 	var err error
 	start := time.Now()
 	c.call(fmt.Sprintf("Run(%q)", spec.Command), limit, func() { res, err = c.ex.Run(ctx, spec) })
-	return res, err, time.Since(start)
+	return res, time.Since(start), err
 }
 
 // mustRun runs spec and ends the case when Run fails.
 func (c *kc) mustRun(spec bash.Request) bash.RunResult {
-	res, err, _ := c.run(c.ctx, spec, c.runLimit(min(spec.Timeout, c.opts.Slack)))
+	res, _, err := c.run(c.ctx, spec, c.runLimit(min(spec.Timeout, c.opts.Slack)))
 	if err != nil {
 		c.fatalf("Run(%q) returned %v, want a result", spec.Command, err)
 	}
@@ -437,23 +437,6 @@ func exitString(code *int) string {
 
 func describe(req bash.Request) string {
 	return fmt.Sprintf("Request{Command: %q, Workdir: %q, Timeout: %v, StdoutMaxBytes: %d}", req.Command, req.Workdir, req.Timeout, req.StdoutMaxBytes)
-}
-
-// isHeadTail reports whether got is a start of want followed by an end of want (either may be
-// empty), no longer than want.
-func isHeadTail(got, want string) bool {
-	if len(got) > len(want) {
-		return false
-	}
-	prefix := 0
-	for prefix < len(got) && got[prefix] == want[prefix] {
-		prefix++
-	}
-	suffix := 0
-	for suffix < len(got) && got[len(got)-1-suffix] == want[len(want)-1-suffix] {
-		suffix++
-	}
-	return len(got)-suffix <= prefix
 }
 
 // sameTasks reports whether got holds exactly the pointers of want, in order.

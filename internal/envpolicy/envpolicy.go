@@ -63,6 +63,7 @@ func New(patterns, prefixes, keep []string) (Policy, error) {
 	}{{"ScrubPatterns", p.Patterns}, {"ScrubPrefixes", p.Prefixes}} {
 		for _, v := range list.vals {
 			if !isWord(v) {
+				//lint:ignore ST1005 the message begins with the Go field it names
 				return Policy{}, fmt.Errorf("Config.%s entry %q must be letters, digits and underscores", list.field, v)
 			}
 		}
