@@ -303,7 +303,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		errs = append(errs, fmt.Errorf("write output: %w", err))
 	}
 	for _, e := range errs {
-		fmt.Fprintf(stderr, "verify-rfc: %v\n", e)
+		fmt.Fprintf(stderr, "verify-rfc: %s\n", report.OneLine(e.Error()))
 	}
 	switch {
 	case len(errs) > 0:

@@ -154,7 +154,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		errs = append(errs, fmt.Errorf("write output: %w", err))
 	}
 	for _, e := range errs {
-		fmt.Fprintf(stderr, "verify-md-wrap: %v\n", e)
+		fmt.Fprintf(stderr, "verify-md-wrap: %s\n", report.OneLine(e.Error()))
 	}
 	switch {
 	case len(errs) > 0:
