@@ -29,7 +29,7 @@ const MaxFileSize = 32 << 20
 
 // md is shared by every parse; goldmark parsers keep no state between
 // calls to Parse, so it is safe for concurrent use.
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote))
+var md = goldmark.New(goldmark.WithExtensions(append(gfm, extension.Footnote)...))
 
 // File is a parsed Markdown file. It is read-only after Parse returns and
 // may be shared between goroutines.
