@@ -173,6 +173,9 @@ func (c *checker) checkLink(src string, l Link) (*report.Finding, error) {
 		return &report.Finding{Reason: "root", Message: "leaves the repository root"}, nil
 	}
 	r := c.tree.resolve(target)
+	if r.outside {
+		return &report.Finding{Reason: "root", Message: fmt.Sprintf("leaves the repository root through the symbolic link %s", r.actual)}, nil
+	}
 	if !r.exists {
 		fd := &report.Finding{Reason: "target", Message: "target does not exist"}
 		if s := c.suggestFile(target, r); s != "" {

@@ -16,12 +16,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/scripts/internal/report"
+	"github.com/dsh-go/dsh/scripts/internal/rootpath"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
+
+// OutsideRoot is the message of the finding on a file that a symbolic link
+// leads outside the root.
+const OutsideRoot = "a symbolic link leads outside the repository root; not checked"
 
 // MaxFileSize is the largest file the gates read. Anything larger is
 // reported instead of parsed, so one stray dump cannot stall a run.
@@ -89,9 +94,11 @@ func (f *File) Finding(off int, msg string) report.Finding {
 // Read reads the file rel under root and checks that it is Markdown text.
 // It returns the bytes and the findings about the file itself: a file that
 // holds a NUL byte is binary and is returned as nil with one finding; a file
-// over [MaxFileSize] likewise; invalid UTF-8 gives a finding at the first bad
-// byte but the bytes are still returned, so the rest of the file is checked.
-// The error is for I/O failures and names the file.
+// over [MaxFileSize] likewise; so is a file reached through a symbolic link
+// that leads outside root, which is never read; invalid UTF-8 gives a
+// finding at the first bad byte but the bytes are still returned, so the
+// rest of the file is checked. The error is for I/O failures and names the
+// file.
 func Read(root, rel string) ([]byte, []report.Finding, error) {
 	name := filepath.Join(root, filepath.FromSlash(rel))
 	// Stat before opening: opening a FIFO or device could block forever.
@@ -101,6 +108,14 @@ func Read(root, rel string) ([]byte, []report.Finding, error) {
 		return nil, nil, fmt.Errorf("%s: is a directory", rel)
 	} else if !st.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("%s: not a regular file (%s)", rel, st.Mode().Type())
+	}
+	// Open what was checked: the path with its links resolved.
+	name, inside, err := rootpath.Resolve(root, rel)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", rel, unwrapPath(err))
+	}
+	if !inside {
+		return nil, []report.Finding{{Path: rel, Reason: "root", Message: OutsideRoot}}, nil
 	}
 	fh, err := os.Open(name)
 	if err != nil {
