@@ -34,7 +34,10 @@ const MaxFileSize = 32 << 20
 
 // md is shared by every parse; goldmark parsers keep no state between
 // calls to Parse, so it is safe for concurrent use.
-var md = goldmark.New(goldmark.WithExtensions(append(gfm, extension.Footnote)...))
+var md = goldmark.New(
+	goldmark.WithParser(newParser()),
+	goldmark.WithExtensions(append(gfm, extension.Footnote)...),
+)
 
 // File is a parsed Markdown file. It is read-only after Parse returns and
 // may be shared between goroutines.
@@ -42,6 +45,12 @@ type File struct {
 	Path string   // relative to the root, '/' separators
 	Src  []byte   // the bytes that were parsed
 	Doc  ast.Node // the goldmark document
+
+	// Incomplete is set when Parse stopped short of the end of the file's
+	// link reference definitions because they would take too long to
+	// parse (see refdefs.go): Doc is then not what GitHub shows, and the
+	// gates report this finding instead of checking the file.
+	Incomplete *report.Finding
 
 	lineStarts []int // byte offset of the start of each line
 }
@@ -56,7 +65,13 @@ func Parse(path string, src []byte) *File {
 			f.lineStarts = append(f.lineStarts, i+1)
 		}
 	}
-	f.Doc = md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
+	pc := parser.NewContext()
+	f.Doc = md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	if off, ok := pc.Get(incompleteKey).(int); ok {
+		fd := f.Finding(off, fmt.Sprintf("the link reference definitions from here on are too costly to parse (a definition, or an unclosed bracket or quote, runs over more than %d lines that start with '['); not checked", refDirect))
+		fd.Reason = "file"
+		f.Incomplete = &fd
+	}
 	return f
 }
 

@@ -147,8 +147,13 @@ func checkLifecycle(root, lifecycle string, res *Result) {
 				continue
 			}
 			res.Records++
-			if src != nil {
-				res.Findings = append(res.Findings, Format(markdown.Parse(rel, src), lifecycle)...)
+			if src == nil {
+				continue
+			}
+			if f := markdown.Parse(rel, src); f.Incomplete != nil {
+				res.Findings = append(res.Findings, *f.Incomplete)
+			} else {
+				res.Findings = append(res.Findings, Format(f, lifecycle)...)
 			}
 		}
 	}

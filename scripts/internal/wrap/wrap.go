@@ -139,6 +139,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		f := markdown.Parse(files[i], Mask(src))
+		if f.Incomplete != nil {
+			findings[i] = append(findings[i], *f.Incomplete)
+			return
+		}
 		findings[i] = append(findings[i], markdown.Unclosed(f)...)
 		findings[i] = append(findings[i], Check(f)...)
 	})
