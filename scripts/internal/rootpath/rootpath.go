@@ -6,6 +6,9 @@
 package rootpath
 
 import (
+	"errors"
+	"io/fs"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -35,6 +38,20 @@ func Resolve(root, rel string) (real string, inside bool, err error) {
 		}
 	}
 	return real, Within(realRoot, real), nil
+}
+
+// ResolveExisting is Resolve for a path that need not exist yet, such as a
+// file about to be written: it resolves the deepest part of rel that
+// exists (rel itself when it does), since what is created below that can
+// only be plain directories and a file. It returns the root-relative part
+// it resolved and whether that lies inside root.
+func ResolveExisting(root, rel string) (existing string, inside bool, err error) {
+	for existing = path.Clean(rel); ; existing = path.Dir(existing) {
+		_, inside, err = Resolve(root, existing)
+		if !errors.Is(err, fs.ErrNotExist) || existing == "." {
+			return existing, inside, err
+		}
+	}
 }
 
 // Within reports whether the absolute, clean path p is dir or lies beneath

@@ -61,6 +61,48 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestResolveExisting(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	for _, d := range []string{"repo/docs", "outside/sub"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "outside/file.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for target, link := range map[string]string{
+		"../../outside":         "repo/docs/link",
+		"../../outside/file.md": "repo/docs/stolen.md",
+		"../../outside/nothing": "repo/docs/dangling.md",
+		"../docs":               "repo/docs/in",
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		rel, existing string
+		inside        bool
+	}{
+		{"docs/catalog.md", "docs", true},
+		{"docs/new/deeper/catalog.md", "docs", true},
+		{"docs/in/new/catalog.md", "docs/in", true},
+		{"docs/link/out.md", "docs/link", false},
+		{"docs/link/sub/new/out.md", "docs/link/sub", false},
+		{"docs/stolen.md", "docs/stolen.md", false},
+		{"docs/dangling.md", "docs", true}, // a write replaces the link itself
+
+		{"new/catalog.md", ".", true},
+	} {
+		existing, inside, err := ResolveExisting(root, tc.rel)
+		if err != nil || existing != tc.existing || inside != tc.inside {
+			t.Errorf("ResolveExisting(%q) = %q, %v, %v; want %q, %v", tc.rel, existing, inside, err, tc.existing, tc.inside)
+		}
+	}
+}
+
 func TestWithin(t *testing.T) {
 	for _, tc := range []struct {
 		dir, p string
