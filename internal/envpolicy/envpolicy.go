@@ -1,10 +1,19 @@
 // Package envpolicy decides which variables of the harness's environment a command inherits.
 // It is the one scrub policy of the local backend, the SSH backend (whose remote launcher takes
 // its lists from here) and the persistent shell.
+//
+// A variable is scrubbed when its name contains a pattern (KEY, SECRET, TOKEN, PASSWORD,
+// PASSPHRASE, CREDENTIAL by default), starts with a prefix (DSH_), holds a carrier word as a whole
+// word (CarrierWords: MYSQL_PWD, GH_PAT, CI_JOB_JWT, SENTRY_DSN, SLACK_WEBHOOK_URL,
+// DOCKER_AUTH_CONFIG, SSH_AUTH_SOCK, …), or when its value has the shape of a secret (a URL with a
+// password, such as DATABASE_URL=postgres://u:p@h/db, or a well-known token format), unless its
+// name is kept on purpose. It is a list of rules, not a guarantee: a secret under an innocent
+// name with an unknown shape passes.
 package envpolicy
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,6 +29,49 @@ const TagVar = "DSH_PROC_TAG"
 // contains one, compared case-insensitively, is scrubbed. The slice is the caller's.
 func DefaultPatterns() []string {
 	return []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSPHRASE", "CREDENTIAL"}
+}
+
+// CarrierWords returns the whole words of a variable name (its parts between underscores,
+// compared case-insensitively) that mark it as a carrier of a secret or of access that a
+// substring would catch too broadly: MYSQL_PWD but not OLDPWD, GH_PAT but not GOPATH,
+// NPM_CONFIG__AUTH and SSH_AUTH_SOCK but not GIT_AUTHOR_NAME. These rules apply whatever the
+// configured patterns; KeepEnv passes a name on purpose. The slice is the caller's.
+func CarrierWords() []string {
+	return []string{"PWD", "PASSWD", "PAT", "JWT", "DSN", "WEBHOOK", "AUTH", "SESSION", "NETRC", "COOKIE", "COOKIES", "BEARER", "PRIVATE"}
+}
+
+// ordinary are names that no carrier word scrubs: the shell's own working-directory variables,
+// and the desktop variables that describe a session without giving access to it.
+var ordinary = map[string]bool{"PWD": true, "OLDPWD": true, "DESKTOP_SESSION": true}
+
+// ordinaryPrefixes are name prefixes that no carrier word scrubs (XDG_SESSION_ID and its kin
+// describe the login session; they open nothing).
+var ordinaryPrefixes = []string{"XDG_SESSION_"}
+
+// secretValues are value shapes that mark a variable as a carrier whatever its name: a URL with
+// a password in its user information, and well-known token formats.
+var secretValues = []*regexp.Regexp{
+	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`), // scheme://user:password@
+	regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
+	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),
+	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
+	regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`),
+	regexp.MustCompile(`\b[rs]k_live_[A-Za-z0-9]{16,}`),
+	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
+	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
+	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), // a JWT
+	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+}
+
+// SecretValue reports whether value has the shape of a secret by itself (see secretValues).
+func SecretValue(value string) bool {
+	for _, re := range secretValues {
+		if re.MatchString(value) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultPrefixes returns the name prefixes that are always scrubbed: DSH_* belongs to the
@@ -79,12 +131,15 @@ func New(patterns, prefixes, keep []string) (Policy, error) {
 // Default returns the project's policy: DefaultPatterns and DefaultPrefixes, nothing kept.
 func Default() Policy { return Policy{Patterns: DefaultPatterns(), Prefixes: DefaultPrefixes()} }
 
-// Scrubbed reports whether p removes a variable called name.
+// Scrubbed reports whether p removes a variable called name, whatever its value.
 func (p Policy) Scrubbed(name string) bool {
 	if slices.Contains(p.Keep, name) {
 		return false
 	}
 	upper := strings.ToUpper(name)
+	if carrierName(upper) {
+		return true
+	}
 	for _, pat := range p.Patterns {
 		if pat != "" && strings.Contains(upper, strings.ToUpper(pat)) {
 			return true
@@ -98,6 +153,35 @@ func (p Policy) Scrubbed(name string) bool {
 	return false
 }
 
+// ScrubbedEntry reports whether p removes the variable name with value: by its name, or because
+// the value has the shape of a secret (a URL with a password, a well-known token format).
+func (p Policy) ScrubbedEntry(name, value string) bool {
+	if slices.Contains(p.Keep, name) {
+		return false
+	}
+	return p.Scrubbed(name) || SecretValue(value)
+}
+
+// carrierName reports whether the upper-cased name holds a carrier word and is not ordinary.
+func carrierName(upper string) bool {
+	if ordinary[upper] {
+		return false
+	}
+	for _, pre := range ordinaryPrefixes {
+		if strings.HasPrefix(upper, pre) {
+			return false
+		}
+	}
+	for _, word := range strings.Split(upper, "_") {
+		if slices.Contains(carrierWords, word) {
+			return true
+		}
+	}
+	return false
+}
+
+var carrierWords = CarrierWords()
+
 // Environ builds a command's environment from ambient (typically os.Environ()): it drops what p
 // scrubs, applies TerminalOverrides, then extra, which wins over both. Entries of ambient without
 // "=" or with an empty name are dropped. The result is sorted by name, one entry per name.
@@ -105,7 +189,7 @@ func (p Policy) Environ(ambient []string, extra map[string]string) []string {
 	vals := make(map[string]string, len(ambient)+len(extra)+5)
 	for _, kv := range ambient {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || p.Scrubbed(name) {
+		if !ok || name == "" || p.ScrubbedEntry(name, value) {
 			continue
 		}
 		vals[name] = value
@@ -130,8 +214,8 @@ func (p Policy) Environ(ambient []string, extra map[string]string) []string {
 func (p Policy) Removed(ambient []string) []string {
 	var out []string
 	for _, kv := range ambient {
-		name, _, ok := strings.Cut(kv, "=")
-		if ok && name != "" && p.Scrubbed(name) {
+		name, value, ok := strings.Cut(kv, "=")
+		if ok && name != "" && p.ScrubbedEntry(name, value) {
 			out = append(out, kv)
 		}
 	}

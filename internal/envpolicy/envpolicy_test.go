@@ -89,3 +89,64 @@ func TestRemoved(t *testing.T) {
 		t.Errorf("Removed = %v, want %v", got, want)
 	}
 }
+
+// TestCarriers checks the default policy on the carriers a red team found the first rules
+// missed, and on ordinary variables that must pass.
+func TestCarriers(t *testing.T) {
+	scrubbed := []string{
+		"DATABASE_URL=postgres://app:s3cr3t@db.internal:5432/app",
+		"REDIS_URL=redis://:hunter22@cache:6379/0",
+		"MYSQL_PWD=hunter22",
+		"NPM_CONFIG__AUTH=dXNlcjpwYXNz",
+		"GH_PAT=anything",
+		"CI_JOB_JWT=anything",
+		"SENTRY_DSN=https://0123abcd@o1.ingest.sentry.io/2",
+		"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0/B0/x",
+		"DOCKER_AUTH_CONFIG={}",
+		"SSH_AUTH_SOCK=/tmp/ssh-x/agent.1",
+		"COOKIE=a=b", "BEARER=x", "SESSION=x", "NETRC=/home/u/.netrc",
+		"SESSION_MANAGER=local/h:@/tmp/.ICE-unix/1,unix/h:/tmp/.ICE-unix/1",
+		"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus",
+		"HTTP_PROXY=http://user:pw@proxy:3128",
+		"MY_HELPER=ghp_0123456789abcdefghijABCDEFGHIJ",
+		"OTHER=Bearer sk-ant-0123456789abcdefghijklmnop",
+		"AWS_ID=AKIAABCDEFGHIJKLMNOP",
+		"SLACK=xoxb-1234567890-abcdef",
+		"JWT_LIKE=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz",
+		"PEM=-----BEGIN OPENSSH PRIVATE KEY-----",
+		"GITHUB_TOKEN=x", "AWS_SECRET_ACCESS_KEY=x", "DSH_SESSION_ID=x",
+	}
+	passed := []string{
+		"PATH=/usr/bin:/bin", "PWD=/home/u", "OLDPWD=/tmp", "HOME=/home/u", "SHELL=/bin/bash",
+		"LANG=C.UTF-8", "TERM=xterm", "USER=u", "GOPATH=/home/u/go", "MANPATH=/usr/man",
+		"PYTHONPATH=/x", "GIT_AUTHOR_NAME=Ann", "GIT_AUTHOR_EMAIL=ann@example.com",
+		"XDG_SESSION_TYPE=wayland", "XDG_SESSION_ID=3", "DESKTOP_SESSION=gnome",
+		"HTTP_PROXY_HOST=proxy", "REPO=ssh://git@github.com/org/repo", "URL=https://example.com/a?b=c",
+		"EDITOR=vim", "PATHEXT=.x", "COMPOSE_PROJECT_NAME=app", "PATCH_LEVEL=3",
+	}
+	p := Default()
+	for _, kv := range scrubbed {
+		name, value, _ := strings.Cut(kv, "=")
+		if !p.ScrubbedEntry(name, value) {
+			t.Errorf("%s passes; want it scrubbed", kv)
+		}
+	}
+	for _, kv := range passed {
+		name, value, _ := strings.Cut(kv, "=")
+		if p.ScrubbedEntry(name, value) {
+			t.Errorf("%s is scrubbed; want it passed", kv)
+		}
+	}
+	// KeepEnv passes a carrier on purpose; an empty pattern list does not turn carriers off.
+	keep, _ := New(nil, nil, []string{"DATABASE_URL"})
+	if keep.ScrubbedEntry("DATABASE_URL", "postgres://a:b@h/d") {
+		t.Error("a kept name is scrubbed")
+	}
+	none, _ := New([]string{}, []string{}, nil)
+	if !none.ScrubbedEntry("MYSQL_PWD", "x") || !none.ScrubbedEntry("X", "postgres://a:b@h/d") {
+		t.Error("with no patterns, the carrier rules are off")
+	}
+	if got := p.Removed(append(scrubbed[:2:2], "PATH=/bin")); len(got) != 2 {
+		t.Errorf("Removed = %v; want the two URL carriers", got)
+	}
+}
