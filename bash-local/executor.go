@@ -57,7 +57,10 @@ type Executor struct {
 	closeErr  error
 }
 
-var _ bash.Executor = (*Executor)(nil)
+var (
+	_ bash.Executor      = (*Executor)(nil)
+	_ bash.UnreadCounter = (*Executor)(nil)
+)
 
 // New returns an executor for cfg, or an error naming the first invalid field of cfg. It looks up
 // bash once; a missing bash is reported by each Run and Start rather than by New.
@@ -243,6 +246,10 @@ func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) { return e.ta
 // ReadOutput implements bash.Executor.ReadOutput: it returns the output task id wrote since the
 // previous read, or an error matching bash.ErrUnknownTask.
 func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) { return e.tasks.Read(id) }
+
+// Unread implements bash.UnreadCounter: it returns how many bytes task id wrote that no read has
+// delivered yet, or an error matching bash.ErrUnknownTask.
+func (e *Executor) Unread(id bash.TaskID) (int64, error) { return e.tasks.Unread(id) }
 
 // Kill implements bash.Executor.Kill: it stops task id and returns true when it was running, or
 // an error matching bash.ErrUnknownTask.

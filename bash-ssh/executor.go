@@ -388,6 +388,10 @@ func (e *Executor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) { return e.ta
 // previous read, or an error matching bash.ErrUnknownTask.
 func (e *Executor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) { return e.tasks.Read(id) }
 
+// Unread implements bash.UnreadCounter: it returns how many bytes task id wrote that no read has
+// delivered yet, or an error matching bash.ErrUnknownTask.
+func (e *Executor) Unread(id bash.TaskID) (int64, error) { return e.tasks.Unread(id) }
+
 // Kill implements bash.Executor.Kill: it stops task id and returns true when it was running, or
 // an error matching bash.ErrUnknownTask.
 func (e *Executor) Kill(id bash.TaskID) (bool, error) { return e.tasks.Kill(id) }

@@ -84,3 +84,13 @@ type Executor interface {
 	// idempotent: a second call waits for the first and returns what it returned.
 	Close(ctx context.Context) error
 }
+
+// UnreadCounter is an optional ability of an [Executor], discovered by type assertion as
+// database/sql/driver discovers its optional interfaces: how much output a background task has
+// written that ReadOutput has not delivered yet.
+type UnreadCounter interface {
+	// Unread returns the number of bytes task id wrote to both streams that no ReadOutput has
+	// delivered yet, bytes that will be reported as dropped included. It consumes nothing. It
+	// returns an error matching ErrUnknownTask for an id never issued.
+	Unread(id TaskID) (int64, error)
+}

@@ -1,6 +1,9 @@
 package bash
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Task is the live handle of a background task. The same *Task is returned by Start, Get and List
 // and passed to listeners. Its methods are safe for concurrent use; the facts they report change
@@ -10,6 +13,7 @@ import "sync"
 type Task struct {
 	id      TaskID
 	command string
+	started time.Time
 	done    chan struct{}
 
 	mu       sync.Mutex
@@ -23,6 +27,9 @@ func (t *Task) ID() TaskID { return t.id }
 
 // Command returns the command the task runs.
 func (t *Task) Command() string { return t.command }
+
+// Started returns when the backend created the task (just before it started the command).
+func (t *Task) Started() time.Time { return t.started }
 
 // Status returns the task's current status.
 func (t *Task) Status() TaskStatus {
@@ -65,7 +72,7 @@ type TaskControl struct {
 // NewTask returns a running task with the given id and command, and the control that settles it.
 // The backend must call Settle exactly once, eventually, for every task it creates.
 func NewTask(id TaskID, command string) (*Task, *TaskControl) {
-	t := &Task{id: id, command: command, status: TaskRunning, done: make(chan struct{})}
+	t := &Task{id: id, command: command, started: time.Now(), status: TaskRunning, done: make(chan struct{})}
 	return t, &TaskControl{task: t}
 }
 

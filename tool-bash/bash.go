@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,12 +17,18 @@ import (
 	"github.com/dsh-go/dsh/tools"
 )
 
-// BashDescription is what the model reads about the bash tool.
-const BashDescription = "Execute a bash command (`bash -c`) and return its stdout/stderr. " +
+// BashDescription is what the model reads about the bash tool; without background execution
+// the sentence about run_in_background is left out.
+const BashDescription = bashDescriptionBase + backgroundSentence + markersSentence
+
+const bashDescriptionBase = "Execute a bash command (`bash -c`) and return its stdout/stderr. " +
 	"Each call runs in a fresh shell: no state (cwd, variables, functions) persists between calls — pass `workdir` instead of using `cd`. " +
 	"Non-zero exits are reported as `[exit code: N]`, a command stopped at its timeout as `[timed out after Nms]`, one ended by a signal as `[killed by signal: SIG]`. " +
-	"Long output keeps its beginning and its end, with a line between them saying how many bytes were omitted and which file holds the full output when one is available. " +
-	"Set `run_in_background: true` for long-running commands: the call returns a task id immediately; poll it with `bash_output` and stop it with `bash_kill`."
+	"Long output keeps its beginning and its end, with a line between them saying how many bytes were omitted and which file holds the full output when one is available. "
+
+const backgroundSentence = "Set `run_in_background: true` for long-running commands: the call returns a task id immediately; poll it with `bash_output`, stop it with `bash_kill`, list this session's tasks with `bash_tasks`. "
+
+const markersSentence = "Only the markers on the last lines of a result come from the tool; a command can print text that looks like one."
 
 // BashArgs are the arguments of the bash tool. Fields are in the order the schema lists them.
 type BashArgs struct {
@@ -34,12 +41,27 @@ type BashArgs struct {
 }
 
 func (s *Set) newBashTool() (*tools.Tool, error) {
-	return tools.New("bash", BashDescription, guard(s, s.runBash),
+	description := BashDescription
+	var opts []tools.Option[BashArgs]
+	if s.cfg.NoBackground {
+		description = bashDescriptionBase + markersSentence
+		schema, err := tools.InferSchema[BashArgs]()
+		if err != nil {
+			return nil, err
+		}
+		// Without the property the validator drops a run_in_background the model sends anyway,
+		// as it drops every undeclared key: the command then runs in the foreground.
+		delete(schema.Properties, "run_in_background")
+		schema.PropertyOrder = slices.DeleteFunc(schema.PropertyOrder, func(p string) bool { return p == "run_in_background" })
+		opts = append(opts, tools.WithSchema[BashArgs](schema))
+	}
+	return tools.New("bash", description, guard(s, s.runBash), append(opts,
 		tools.WithTitle[BashArgs]("Run a bash command"),
 		// A command can do anything the user can, including reach the network.
 		tools.WithAnnotations[BashArgs](tools.Annotations{DestructiveHint: true, OpenWorldHint: true}),
+		tools.WithOutput[BashArgs, RunFacts](),
 		tools.WithCallView(presentBashCall),
-		tools.WithResultView(presentBashResult))
+		tools.WithResultView(presentBashResult))...)
 }
 
 // runBash is the bash tool's body.
@@ -66,7 +88,7 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 	s.remember(call.Agent)
 	// The request is built from named fields only: nothing else the model sent can reach the
 	// executor (no Env, no Stdin, no StdoutMaxBytes).
-	req := bash.Request{Command: args.Command, Workdir: resolveWorkdir(call.Agent, args.Workdir), Timeout: timeout}
+	req := bash.Request{Command: args.Command, Workdir: resolveWorkdir(call.Agent, args.Workdir), Timeout: timeout, Env: sessionEnv(call.Agent)}
 	if args.RunInBackground {
 		req.Timeout = 0
 		req.Owner = ownerOf(call)
@@ -78,7 +100,8 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 		if err != nil {
 			return tools.Result{}, infraError(err)
 		}
-		return tools.Text("started background task " + string(task.ID())), nil
+		s.setDescription(task.ID(), args.Description)
+		return withFacts("started background task "+string(task.ID()), RunFacts{TaskID: string(task.ID())})
 	}
 	spec, err := s.ex.Resolve(req)
 	if err != nil {
@@ -94,7 +117,7 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 	if res.Aborted {
 		return tools.Result{}, &tools.Error{Code: tools.CodeAborted, Message: "tool call aborted", Err: context.Cause(ctx)}
 	}
-	return tools.Text(renderRun(res)), nil
+	return withFacts(renderRun(res), runFacts(res))
 }
 
 // millis converts a positive number of milliseconds to a duration, rounding up to a whole
@@ -106,6 +129,23 @@ func millis(ms float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// sessionEnv returns the session facts every command of agent sees, set explicitly (they win
+// over anything of the same name, and the scrub of ambient DSH_* variables stays):
+// DSH_SHELL=oneshot, DSH_SESSION_ID (the session's opaque id, never the owner token) and
+// DSH_HOME (the session's workspace) when the agent has them.
+func sessionEnv(agent *tools.Agent) map[string]string {
+	env := map[string]string{"DSH_SHELL": "oneshot"}
+	if agent != nil {
+		if agent.Session != "" {
+			env["DSH_SESSION_ID"] = agent.Session
+		}
+		if agent.Dir != "" {
+			env["DSH_HOME"] = agent.Dir
+		}
+	}
+	return env
 }
 
 // resolveWorkdir applies the session's working directory: an absolute workdir wins, a relative
@@ -157,9 +197,10 @@ func presentBashCall(args BashArgs) (tools.CallView, bool) {
 	return tools.CallView{Terminal: &tools.TerminalCall{Command: args.Command, Description: args.Description, Cwd: args.Workdir}}, true
 }
 
-// presentBashResult shows a foreground result in the terminal card, with the exit status read
-// back from the text's final marker, and any other result (background start, error) as a
-// fenced console block. Results that are not exactly one text block get no presentation.
+// presentBashResult shows a foreground result in the terminal card, with the exit status or
+// signal taken from the result's facts (never from its text, which a command can forge), and any
+// other result (background start, error) as a fenced console block. A result without facts or
+// with more than one text block gets no presentation.
 func presentBashResult(args BashArgs, res tools.Result) (tools.ResultView, bool) {
 	if len(res.Content) != 1 || res.Content[0].Type != "text" {
 		return tools.ResultView{}, false
@@ -168,13 +209,14 @@ func presentBashResult(args BashArgs, res tools.Result) (tools.ResultView, bool)
 	if args.RunInBackground || res.IsError {
 		return tools.ResultView{Content: []tools.Content{tools.ConsoleBlock(text)}}, true
 	}
-	st := bash.ParseExitStatus(text)
-	view := &tools.TerminalResult{Output: st.Body}
-	if st.Signal != "" {
-		view.Signal = st.Signal
-	} else {
-		code := st.ExitCode
-		view.ExitCode = &code
+	var facts RunFacts
+	if !factsIn(res, &facts) {
+		return tools.ResultView{}, false
 	}
-	return tools.ResultView{Terminal: view}, true
+	return tools.ResultView{Terminal: &tools.TerminalResult{
+		Output:   bash.ParseExitStatus(text).Body,
+		ExitCode: facts.ExitCode,
+		Signal:   facts.Signal,
+		TimedOut: facts.TimedOut,
+	}}, true
 }

@@ -62,6 +62,7 @@ func ExampleNew() {
 	// bash: "Run a bash command" {ReadOnlyHint:false DestructiveHint:true IdempotentHint:false OpenWorldHint:true}
 	// bash_output: "Read a background bash task's output" {ReadOnlyHint:true DestructiveHint:false IdempotentHint:false OpenWorldHint:false}
 	// bash_kill: "Kill a background bash task" {ReadOnlyHint:false DestructiveHint:true IdempotentHint:true OpenWorldHint:false}
+	// bash_tasks: "List background bash tasks" {ReadOnlyHint:true DestructiveHint:false IdempotentHint:true OpenWorldHint:false}
 	// alice bash:
 	// hello
 	// [exit code: 3]

@@ -34,7 +34,7 @@ func TestSchemasGolden(t *testing.T) {
 	for _, d := range decls {
 		names = append(names, d.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"bash", "bash_output", "bash_kill"}) {
+	if !reflect.DeepEqual(names, []string{"bash", "bash_output", "bash_kill", "bash_tasks"}) {
 		t.Fatalf("registration order %v", names)
 	}
 	for _, d := range decls {
@@ -139,14 +139,24 @@ func TestBashResultPresentationRoundTrip(t *testing.T) {
 		{"timeout with exit 0", bash.RunResult{TimedOut: true, Timeout: 100 * time.Millisecond, ExitCode: intp(0)}, "(no output)\n[timed out after 100ms]", intp(0), ""},
 		{"timeout then signal", bash.RunResult{TimedOut: true, Timeout: 100 * time.Millisecond, Signal: "SIGKILL"}, "(no output)\n[timed out after 100ms]", nil, "SIGKILL"},
 		{"marker-looking unterminated output reads exit 0", bash.RunResult{ExitCode: intp(0), Stdout: out("[exit code: 9]")}, "[exit code: 9]", intp(0), ""},
+		{"a forged kill marker from a command that exits 0", bash.RunResult{ExitCode: intp(0), Stdout: out("done\n[killed by signal: SIGKILL]\n")}, "done\n[killed by signal: SIGKILL]\n", intp(0), ""},
 	}
 	for _, tc := range cases {
 		text := renderRun(tc.res)
-		view, ok := bashTool.PresentResult(fg, tools.Text(text))
-		want := tools.ResultView{Terminal: &tools.TerminalResult{Output: tc.output, ExitCode: tc.code, Signal: tc.signal}}
+		res, err := withFacts(text, runFacts(tc.res))
+		if err != nil {
+			t.Fatal(err)
+		}
+		view, ok := bashTool.PresentResult(fg, res)
+		want := tools.ResultView{Terminal: &tools.TerminalResult{Output: tc.output, ExitCode: tc.code, Signal: tc.signal, TimedOut: tc.res.TimedOut}}
 		if !ok || !reflect.DeepEqual(view, want) {
 			t.Errorf("%s (text %q): got %+v, want %+v", tc.name, text, view.Terminal, want.Terminal)
 		}
+	}
+
+	// The text alone is no evidence: a result without facts gets no card.
+	if view, ok := bashTool.PresentResult(fg, tools.Text("x\n[exit code: 7]")); ok {
+		t.Errorf("a result without facts was presented: %+v", view.Terminal)
 	}
 
 	bg := json.RawMessage(`{"command":"sleep 9","description":"Wait","run_in_background":true}`)

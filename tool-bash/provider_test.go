@@ -32,6 +32,7 @@ func TestToolsDescribeThemselves(t *testing.T) {
 		{"bash", "Run a bash command", tools.Annotations{DestructiveHint: true, OpenWorldHint: true}},
 		{"bash_output", "Read a background bash task's output", tools.Annotations{ReadOnlyHint: true}},
 		{"bash_kill", "Kill a background bash task", tools.Annotations{DestructiveHint: true, IdempotentHint: true}},
+		{"bash_tasks", "List background bash tasks", tools.Annotations{ReadOnlyHint: true, IdempotentHint: true}},
 	}
 	got := set.Tools()
 	if len(got) != len(want) {

@@ -24,6 +24,7 @@ type TaskArgs struct {
 
 func (s *Set) newOutputTool() (*tools.Tool, error) {
 	return tools.New("bash_output", OutputDescription, guard(s, s.readOutput),
+		tools.WithOutput[TaskArgs, TaskFacts](),
 		tools.WithTitle[TaskArgs]("Read a background bash task's output"),
 		// Not idempotent: each read consumes the output it returns.
 		tools.WithAnnotations[TaskArgs](tools.Annotations{ReadOnlyHint: true}),
@@ -37,6 +38,7 @@ func (s *Set) newOutputTool() (*tools.Tool, error) {
 
 func (s *Set) newKillTool() (*tools.Tool, error) {
 	return tools.New("bash_kill", KillDescription, guard(s, s.killTask),
+		tools.WithOutput[TaskArgs, TaskFacts](),
 		tools.WithTitle[TaskArgs]("Kill a background bash task"),
 		// Killing a task that has ended changes nothing.
 		tools.WithAnnotations[TaskArgs](tools.Annotations{DestructiveHint: true, IdempotentHint: true}),
@@ -88,7 +90,9 @@ func (s *Set) readOutput(ctx context.Context, call tools.Call, args TaskArgs) (t
 	if !ok && read.Task != nil {
 		facts = factsOf(read.Task)
 	}
-	return tools.Text(renderRead(read, facts)), nil
+	out := taskFactsOf(id, facts)
+	out.OmittedBytes, out.StdoutSpill, out.StderrSpill = read.OmittedBytes, read.StdoutSpill.Path, read.StderrSpill.Path
+	return withFacts(renderRead(read, facts), out)
 }
 
 // killTask is the bash_kill tool's body.
@@ -100,8 +104,13 @@ func (s *Set) killTask(ctx context.Context, call tools.Call, args TaskArgs) (too
 	if err != nil {
 		return tools.Result{}, err
 	}
-	if killed {
-		return tools.Text("killed background task " + args.TaskID), nil
+	out := TaskFacts{TaskID: args.TaskID, Killed: killed}
+	if task, ok := s.ex.Get(bash.TaskID(args.TaskID)); ok {
+		f := taskFactsOf(task.ID(), factsOf(task))
+		out.Status, out.ExitCode, out.Signal = f.Status, f.ExitCode, f.Signal
 	}
-	return tools.Text("task " + args.TaskID + " had already finished"), nil
+	if killed {
+		return withFacts("killed background task "+args.TaskID, out)
+	}
+	return withFacts("task "+args.TaskID+" had already finished", out)
 }

@@ -39,9 +39,13 @@ const NoticeSource = "tool-bash"
 // non-nil, finds the live agent session for an owner token when a background task ends (the
 // harness's agent registry); when nil, the Set uses the most recent [tools.Agent] it saw calling
 // with that token.
+//
+// NoBackground turns background execution off entirely: `run_in_background` disappears from the
+// bash schema and its description, and bash_output, bash_kill and bash_tasks are not provided.
 type Config struct {
-	Logger *slog.Logger
-	Agents func(owner string) (*tools.Agent, bool)
+	Logger       *slog.Logger
+	Agents       func(owner string) (*tools.Agent, bool)
+	NoBackground bool
 }
 
 // ErrClosed is the error of a call made after [Set.Close] (the model reads "Error: " + its
@@ -63,15 +67,18 @@ type Set struct {
 	bash   *tools.Tool
 	output *tools.Tool
 	kill   *tools.Tool
+	tasks  *tools.Tool
 
 	life   context.Context // cancelled by Close: calls in flight derive from it
 	cancel context.CancelCauseFunc
 
 	mu     sync.Mutex
 	agents map[string]*tools.Agent // owner token → last agent seen with it
-	stop   func()
-	closed bool
-	calls  sync.WaitGroup // calls between admission and return
+	// descriptions are the descriptions of the tasks this Set started, for bash_tasks.
+	descriptions map[bash.TaskID]string
+	stop         func()
+	closed       bool
+	calls        sync.WaitGroup // calls between admission and return
 
 	closeOnce sync.Once
 	closeErr  error
@@ -90,27 +97,37 @@ func New(ex bash.Executor, cfg Config) (*Set, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Set{ex: ex, cfg: cfg, agents: map[string]*tools.Agent{}}
+	s := &Set{ex: ex, cfg: cfg, agents: map[string]*tools.Agent{}, descriptions: map[bash.TaskID]string{}}
 	s.life, s.cancel = context.WithCancelCause(context.Background())
 	var err error
 	if s.bash, err = s.newBashTool(); err != nil {
 		return nil, fmt.Errorf("toolbash: %w", err)
 	}
-	if s.output, err = s.newOutputTool(); err != nil {
-		return nil, fmt.Errorf("toolbash: %w", err)
-	}
-	if s.kill, err = s.newKillTool(); err != nil {
-		return nil, fmt.Errorf("toolbash: %w", err)
+	if !cfg.NoBackground {
+		if s.output, err = s.newOutputTool(); err != nil {
+			return nil, fmt.Errorf("toolbash: %w", err)
+		}
+		if s.kill, err = s.newKillTool(); err != nil {
+			return nil, fmt.Errorf("toolbash: %w", err)
+		}
+		if s.tasks, err = s.newTasksTool(); err != nil {
+			return nil, fmt.Errorf("toolbash: %w", err)
+		}
 	}
 	s.stop = ex.OnTaskDone(s.taskDone)
 	return s, nil
 }
 
-// Tools returns the tools in registration order: bash, bash_output, bash_kill. The tools are
-// shared; the caller must not modify them.
-func (s *Set) Tools() []*tools.Tool { return []*tools.Tool{s.bash, s.output, s.kill} }
+// Tools returns the tools in registration order: bash, bash_output, bash_kill, bash_tasks (only
+// bash with Config.NoBackground). The tools are shared; the caller must not modify them.
+func (s *Set) Tools() []*tools.Tool {
+	if s.cfg.NoBackground {
+		return []*tools.Tool{s.bash}
+	}
+	return []*tools.Tool{s.bash, s.output, s.kill, s.tasks}
+}
 
-// Register adds the three tools to r in order and returns a function that removes them. It
+// Register adds the tools to r in order and returns a function that removes them. It
 // registers all of them or none: on an error (a name already taken) the ones added are removed
 // again.
 func (s *Set) Register(r *tools.Registry) (unregister func(), err error) {

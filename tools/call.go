@@ -59,14 +59,19 @@ func (c *Call) UnmarshalJSON(data []byte) error {
 // Dir is the session's working directory, the default for commands and the base for relative
 // paths; empty means the tool's own default applies.
 //
+// Session is an opaque id of the session that tools may show to what they run (the bash tools
+// export it as DSH_SESSION_ID), unlike Owner, which is a capability and never leaves the
+// harness; empty means none.
+//
 // Inject, when non-nil, appends notice to the session as durable context for its next model
 // request (it does not wake an idle agent). It may be called from any goroutine, at any time
 // after the call, including after the call has returned. It returns an error wrapping
 // [ErrAgentGone] when the session no longer exists; callers treat that as "drop the notice".
 type Agent struct {
-	Owner  string
-	Dir    string
-	Inject Injector
+	Owner   string
+	Dir     string
+	Session string
+	Inject  Injector
 }
 
 // Injector appends notice to an agent session as durable context for its next model request. It

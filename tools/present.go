@@ -72,11 +72,13 @@ type ResultView struct {
 // TerminalResult is the output of a command run for a terminal card. Output is the text
 // shown in the terminal. ExitCode is the exit status when the command exited; Signal is the
 // signal name (for example "SIGTERM") when a signal ended it. At most one of them is set; both
-// unset means the outcome is unknown.
+// unset means the outcome is unknown. TimedOut reports that the command was stopped at its
+// timeout (however it then ended). They are the tool's facts, never read back from the text.
 type TerminalResult struct {
 	Output   string
 	ExitCode *int
 	Signal   string
+	TimedOut bool
 }
 
 // ConsoleBlock returns text as a Markdown code block tagged console, for user interfaces that

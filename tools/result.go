@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -25,12 +26,33 @@ func TextContent(text string) Content { return Content{Type: "text", Text: text}
 // when the error carried one (see [Coded]); it is empty otherwise. Err is the error that
 // produced a failed result, for the harness's own error handling; it is not serialised, so a
 // result read back from a log has Code but no Err.
+//
+// Structured, when set, holds the result's facts as one JSON object (the exit code, a timeout,
+// the spill files of a command run), described by the tool's [Tool].OutputSchema. The text in
+// Content is rendered from the same facts; presenters and programs read the facts and never
+// parse the text (an MCP server sends them as structuredContent). Build it with [Structured].
 type Result struct {
-	CallID  string    `json:"callId"`
-	Content []Content `json:"content"`
-	IsError bool      `json:"isError,omitempty"`
-	Code    string    `json:"code,omitempty"`
-	Err     error     `json:"-"`
+	CallID     string          `json:"callId"`
+	Content    []Content       `json:"content"`
+	Structured json.RawMessage `json:"structured,omitempty"`
+	IsError    bool            `json:"isError,omitempty"`
+	Code       string          `json:"code,omitempty"`
+	Err        error           `json:"-"`
+}
+
+// Structured returns r with facts, marshalled as JSON, as its [Result].Structured. facts must
+// marshal to a JSON object; anything else (or a marshalling error) is returned as an error and r
+// is unchanged.
+func Structured(r Result, facts any) (Result, error) {
+	b, err := json.Marshal(facts)
+	if err != nil {
+		return r, fmt.Errorf("tools: structured result: %w", err)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return r, fmt.Errorf("tools: structured result: %T is not a JSON object", facts)
+	}
+	r.Structured = b
+	return r, nil
 }
 
 // Text returns a successful result whose content is one text block holding text.

@@ -15,8 +15,9 @@ import (
 // user interfaces and tool lists ("Run a bash command"); empty means none, and the model never
 // reads it. Description is what the model reads about the tool. Parameters is the JSON Schema
 // of the argument object, exactly as it is shown to the model (and as an MCP server publishes
-// it). Annotations are the tool's behaviour hints for clients (see [Annotations]); nil states
-// none. Execute runs a call; it receives the raw arguments in call.Args and returns the result
+// it). OutputSchema, when set, is the JSON Schema of the facts every successful result carries
+// in [Result].Structured (an MCP server publishes it as the tool's output schema). Annotations
+// are the tool's behaviour hints for clients (see [Annotations]); nil states none. Execute runs a call; it receives the raw arguments in call.Args and returns the result
 // content, or an error that the registry turns into a failed result. PresentCall and
 // PresentResult, when non-nil, describe a call and its result for user interfaces; they must be
 // pure functions of their inputs, because they also run on replayed session logs whose
@@ -33,6 +34,7 @@ type Tool struct {
 	Title         string
 	Description   string
 	Parameters    json.RawMessage
+	OutputSchema  json.RawMessage
 	Annotations   *Annotations
 	Execute       func(ctx context.Context, call Call) (Result, error)
 	PresentCall   func(args json.RawMessage) (CallView, bool)
@@ -53,6 +55,7 @@ type options[In any] struct {
 	schema        *jsonschema.Schema
 	title         string
 	annotations   *Annotations
+	output        func() (*jsonschema.Schema, error)
 	presentCall   func(In) (CallView, bool)
 	presentResult func(In, Result) (ResultView, bool)
 }
@@ -74,6 +77,13 @@ func WithTitle[In any](title string) Option[In] {
 // stated (see [Annotations]).
 func WithAnnotations[In any](a Annotations) Option[In] {
 	return func(o *options[In]) { o.annotations = &a }
+}
+
+// WithOutput returns an option that declares Out as the type of the facts the tool's successful
+// results carry in [Result].Structured: the tool's [Tool].OutputSchema is inferred from Out the
+// way its parameters are inferred from In. The handler fills Structured with [Structured].
+func WithOutput[In, Out any]() Option[In] {
+	return func(o *options[In]) { o.output = inferSchema[Out] }
 }
 
 // WithCallView returns an option that sets the tool's call presenter: present receives
@@ -134,12 +144,26 @@ func New[In any](name, description string, handler Handler[In], opts ...Option[I
 	if err != nil {
 		return nil, fmt.Errorf("tools: tool %q: %w", name, err)
 	}
+	var output json.RawMessage
+	if o.output != nil {
+		out, err := o.output()
+		if err == nil {
+			var compiled *Schema
+			if compiled, err = compileSchema(out); err == nil {
+				output = compiled.JSON()
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tools: tool %q: output: %w", name, err)
+		}
+	}
 	t := &Tool{
-		Name:        name,
-		Title:       o.title,
-		Description: description,
-		Parameters:  schema.JSON(),
-		Annotations: o.annotations,
+		Name:         name,
+		Title:        o.title,
+		Description:  description,
+		Parameters:   schema.JSON(),
+		OutputSchema: output,
+		Annotations:  o.annotations,
 		Execute: func(ctx context.Context, call Call) (Result, error) {
 			var args In
 			if err := schema.Decode(call.Args, &args); err != nil {

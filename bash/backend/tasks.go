@@ -146,6 +146,18 @@ func done(t *bash.Task) bool {
 	}
 }
 
+// Unread returns how many bytes task id wrote to both streams that no Read has delivered yet
+// (bash.UnreadCounter), or an error matching bash.ErrUnknownTask.
+func (t *TaskTable) Unread(id bash.TaskID) (int64, error) {
+	e, err := t.Lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.Stdout.Total() - e.outNext + e.Stderr.Total() - e.errNext, nil
+}
+
 // Kill marks task id killed and, when that changed its status (it was running), calls the stop
 // function set with SetStop, if any, and returns true. It returns false for a task that had
 // already ended or been killed, and an error matching bash.ErrUnknownTask for an unknown id. The

@@ -297,3 +297,24 @@ func TestConcurrentReads(t *testing.T) {
 		t.Errorf("the note was delivered %d times; want once", notes)
 	}
 }
+
+func TestUnread(t *testing.T) {
+	var tb TaskTable
+	e := add(t, &tb, "cmd", "")
+	if n, err := tb.Unread(e.Task.ID()); err != nil || n != 0 {
+		t.Fatalf("Unread of a silent task = %d, %v; want 0", n, err)
+	}
+	e.Stdout.Write([]byte("abc"))
+	e.Stderr.Write([]byte("de"))
+	if n, _ := tb.Unread(e.Task.ID()); n != 5 {
+		t.Errorf("Unread = %d, want 5", n)
+	}
+	tb.Read(e.Task.ID())
+	e.Stdout.Write([]byte("f"))
+	if n, _ := tb.Unread(e.Task.ID()); n != 1 {
+		t.Errorf("Unread after a read and one more byte = %d, want 1", n)
+	}
+	if _, err := tb.Unread("bash-99"); !errors.Is(err, bash.ErrUnknownTask) {
+		t.Errorf("Unread of an unknown id: %v", err)
+	}
+}

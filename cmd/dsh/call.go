@@ -40,7 +40,7 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dsh call: %v\n", err)
 		return exitUsage
 	}
-	call := tools.Call{ID: "1", Name: rest[0], Args: json.RawMessage(rest[1]), Agent: &tools.Agent{Owner: callOwner, Dir: ts.dir}}
+	call := tools.Call{ID: "1", Name: rest[0], Args: json.RawMessage(rest[1]), Agent: &tools.Agent{Owner: callOwner, Session: newSessionID(), Dir: ts.dir}}
 	res := ts.reg.Execute(ctx, call)
 	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()

@@ -451,7 +451,7 @@ func TestEOFAnswersInFlight(t *testing.T) {
 	}
 	want := map[string]string{
 		`1`:      ``,
-		`"list"`: `bash|bash_kill|bash_output`,
+		`"list"`: `bash|bash_kill|bash_output|bash_tasks`,
 		`3`:      "hi\n[exit code: 3]",
 		`4`:      "late\n",
 		`5`:      `started background task bash-1`,

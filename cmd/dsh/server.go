@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,7 +142,9 @@ func (s *server) sessionOf(ss *mcp.ServerSession) *session {
 		return st
 	}
 	st := &session{owner: newOwner()}
-	st.agent = &tools.Agent{Owner: st.owner, Dir: s.tools.dir, Inject: st.inject}
+	// The session id commands see (DSH_SESSION_ID) is a second random value: the owner token is
+	// the session's capability and never leaves the server.
+	st.agent = &tools.Agent{Owner: st.owner, Session: newSessionID(), Dir: s.tools.dir, Inject: st.inject}
 	s.sessions[ss] = st
 	s.owners[st.owner] = st
 	return st
@@ -152,6 +155,13 @@ func newOwner() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return "mcp-" + hex.EncodeToString(b[:])
+}
+
+// newSessionID returns a random session id for DSH_SESSION_ID, unrelated to the owner token.
+func newSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "dsh-" + hex.EncodeToString(b[:])
 }
 
 // agentFor finds the live session of an owner token for tool-bash's completion notices.
@@ -230,7 +240,7 @@ func (s *server) handler(name string) mcp.ToolHandler {
 }
 
 // toMCP converts res to an MCP result, with the notices (if any) as a first text block of their
-// own, one per line.
+// own, one per line, and res's facts as the structured content.
 func toMCP(notices []tools.Notice, res tools.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Content: make([]mcp.Content, 0, len(res.Content)+1)}
 	if len(notices) > 0 {
@@ -243,6 +253,11 @@ func toMCP(notices []tools.Notice, res tools.Result) *mcp.CallToolResult {
 	}
 	for _, c := range res.Content {
 		out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
+	}
+	if len(res.Structured) > 0 {
+		// The facts the text was rendered from (exit code, signal, timeout, spill files), for
+		// clients that must not parse text.
+		out.StructuredContent = json.RawMessage(res.Structured)
 	}
 	return out
 }

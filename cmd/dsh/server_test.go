@@ -36,8 +36,9 @@ func TestToolsList(t *testing.T) {
 				"bash":        {Title: "Run a bash command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 				"bash_output": {Title: "Read a background bash task's output", ReadOnlyHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 				"bash_kill":   {Title: "Kill a background bash task", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+				"bash_tasks":  {Title: "List background bash tasks", ReadOnlyHint: true, DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			}
-			names := []string{"bash", "bash_kill", "bash_output"} // tools/list sorts by name
+			names := []string{"bash", "bash_kill", "bash_output", "bash_tasks"} // tools/list sorts by name
 			if persistent {
 				names = names[:1]
 				want["bash"] = mcp.ToolAnnotations{Title: "Run a command in a persistent bash shell", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}
@@ -59,6 +60,13 @@ func TestToolsList(t *testing.T) {
 				if !sameJSON(t, got.InputSchema, def.Parameters) {
 					s, _ := json.Marshal(got.InputSchema)
 					t.Errorf("%s: input schema %s, want the tools package's %s", got.Name, s, def.Parameters)
+				}
+				if def.OutputSchema != nil && !sameJSON(t, got.OutputSchema, def.OutputSchema) {
+					s, _ := json.Marshal(got.OutputSchema)
+					t.Errorf("%s: output schema %s, want the tools package's %s", got.Name, s, def.OutputSchema)
+				}
+				if !persistent && got.OutputSchema == nil {
+					t.Errorf("%s: no output schema: its facts travel as structuredContent", got.Name)
 				}
 				a := want[got.Name]
 				if got.Title != a.Title {

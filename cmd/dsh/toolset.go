@@ -109,7 +109,8 @@ func (ts *toolset) close(ctx context.Context) error {
 
 // mcpTools returns the MCP definitions of the tools sorted by name, the order of tools/list.
 // The input schema is the tool's Parameters bytes as the tools package derived them, so an MCP
-// client sees exactly what any other harness shows the model; the title and the hints are the
+// client sees exactly what any other harness shows the model; the output schema describes the
+// facts every successful result carries as structuredContent; the title and the hints are the
 // ones the tool's own package set.
 func (ts *toolset) mcpTools() []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(ts.list))
@@ -124,6 +125,9 @@ func (ts *toolset) mcpTools() []*mcp.Tool {
 // because some clients require all of them; a tool without annotations gets none.
 func mcpTool(t *tools.Tool) *mcp.Tool {
 	m := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)}
+	if t.OutputSchema != nil {
+		m.OutputSchema = json.RawMessage(t.OutputSchema)
+	}
 	if t.Annotations != nil {
 		a := *t.Annotations // the SDK's pointers must not reach into the shared tool
 		m.Annotations = &mcp.ToolAnnotations{

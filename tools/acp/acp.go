@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -157,7 +158,9 @@ func (m *Mapper) Call(callID, name string, args json.RawMessage) Update {
 // With the tool's result presenter, a generic view replaces the title (when non-empty) and the
 // content (when non-nil); a terminal view of a terminal call becomes `_meta.terminal_output` and
 // `_meta.terminal_exit` (with the client capability) or a fenced console block (without); a
-// terminal view of a call that was not a terminal card is ignored. Non-text blocks are dropped.
+// terminal view of a call that was not a terminal card is ignored. Without the capability the
+// console block is followed by a status line from the view's facts: "[timed out]", then
+// "[killed by signal: SIG]" or "[exit code: N]" (non-zero only). Non-text blocks are dropped.
 func (m *Mapper) Result(res tools.Result) Update {
 	u := Update{SessionUpdate: "tool_call_update", ToolCallID: res.CallID, Status: StatusCompleted}
 	if res.IsError {
@@ -196,7 +199,12 @@ func (m *Mapper) Result(res tools.Result) Update {
 				"terminal_exit":   exit,
 			}
 		} else {
-			u.Content = mapContent([]tools.Content{tools.ConsoleBlock(view.Terminal.Output)})
+			// Without a terminal the outcome still shows: the output, then the status line.
+			blocks := []tools.Content{tools.ConsoleBlock(view.Terminal.Output)}
+			if status := statusLine(view.Terminal); status != "" {
+				blocks = append(blocks, tools.TextContent(status))
+			}
+			u.Content = mapContent(blocks)
 		}
 		u.Title = view.Title
 	default:
@@ -307,4 +315,21 @@ func mapContent(cs []tools.Content) []ToolCallContent {
 		}
 	}
 	return out
+}
+
+// statusLine renders the outcome of a terminal result for a client without a terminal:
+// "[timed out]" when it timed out, then "[killed by signal: SIG]" or "[exit code: N]" for a
+// non-zero exit, one per line; "" for a plain success or an unknown outcome.
+func statusLine(t *tools.TerminalResult) string {
+	var lines []string
+	if t.TimedOut {
+		lines = append(lines, "[timed out]")
+	}
+	switch {
+	case t.Signal != "":
+		lines = append(lines, "[killed by signal: "+t.Signal+"]")
+	case t.ExitCode != nil && *t.ExitCode != 0:
+		lines = append(lines, "[exit code: "+strconv.Itoa(*t.ExitCode)+"]")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -44,8 +44,19 @@ func testRegistry(t testing.TB) *tools.Registry {
 			if a.Background || res.IsError {
 				return tools.ResultView{Content: []tools.Content{tools.ConsoleBlock(res.Text())}}, true
 			}
-			code := 3
-			return tools.ResultView{Terminal: &tools.TerminalResult{Output: res.Text(), ExitCode: &code}}, true
+			// The outcome comes from the result's facts, the output is the text before the
+			// status marker, as the bash tools do.
+			var facts struct {
+				ExitCode *int   `json:"exitCode"`
+				Signal   string `json:"signal"`
+				TimedOut bool   `json:"timedOut"`
+			}
+			if json.Unmarshal(res.Structured, &facts) != nil {
+				code := 3
+				facts.ExitCode = &code
+			}
+			body, _, _ := strings.Cut(res.Text(), "\n[")
+			return tools.ResultView{Terminal: &tools.TerminalResult{Output: body + "\n", ExitCode: facts.ExitCode, Signal: facts.Signal, TimedOut: facts.TimedOut}}, true
 		}),
 	)
 	if err != nil {
@@ -143,9 +154,45 @@ func TestTerminalCardsWithoutCapability(t *testing.T) {
 	}
 	got = js(t, m.Result(tools.Result{CallID: "t1", Content: []tools.Content{tools.TextContent("ok\n[exit code: 3]")}}))
 	want = `{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed",` +
-		"\"content\":[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"```console\\nok\\n[exit code: 3]\\n```\"}}]}"
+		"\"content\":[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"```console\\nok\\n```\"}}," +
+		"{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"[exit code: 3]\"}}]}"
 	if got != want {
 		t.Errorf("result:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestOutcomeWithAndWithoutTerminal checks that a completed card keeps the outcome of a command
+// (exit code, signal, timeout) whether or not the client declared the terminal capability.
+func TestOutcomeWithAndWithoutTerminal(t *testing.T) {
+	cases := []struct {
+		name, facts   string
+		status        string // the status line without a terminal
+		exitCode, sig string // terminal_exit with one
+	}{
+		{"exit 7", `{"exitCode":7}`, "[exit code: 7]", "7", "null"},
+		{"exit 0", `{"exitCode":0}`, "", "0", "null"},
+		{"signal", `{"signal":"SIGKILL"}`, "[killed by signal: SIGKILL]", "null", `"SIGKILL"`},
+		{"timeout", `{"signal":"SIGTERM","timedOut":true}`, "[timed out]\n[killed by signal: SIGTERM]", "null", `"SIGTERM"`},
+	}
+	for _, tc := range cases {
+		for _, terminal := range []bool{false, true} {
+			m := NewMapper(testRegistry(t), Options{Dir: "/repo", TerminalOutput: terminal, Logger: quietLogger()})
+			m.Call("c", "cmd", json.RawMessage(`{"command":"x","description":"X"}`))
+			got := js(t, m.Result(tools.Result{CallID: "c", Content: []tools.Content{tools.TextContent("hi\n[exit code: 7]")}, Structured: json.RawMessage(tc.facts)}))
+			var want string
+			switch {
+			case terminal:
+				want = `"terminal_exit":{"exit_code":` + tc.exitCode + `,"signal":` + tc.sig + `,`
+			case tc.status != "":
+				st, _ := json.Marshal(tc.status)
+				want = "```\"}},{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":" + string(st) + "}}]}"
+			default:
+				want = "```\"}}]}"
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("%s, terminal %v:\n got %s\nwant it to contain %s", tc.name, terminal, got, want)
+			}
+		}
 	}
 }
 
@@ -165,7 +212,7 @@ func TestTerminalCardsWithCapability(t *testing.T) {
 		got = js(t, m.Result(tools.Result{CallID: id, Content: []tools.Content{tools.TextContent("built\n[exit code: 3]")}}))
 		want = `{"sessionUpdate":"tool_call_update","toolCallId":"` + id + `","status":"completed",` +
 			`"_meta":{"terminal_exit":{"exit_code":3,"signal":null,"terminal_id":"` + id + `"},` +
-			`"terminal_output":{"data":"built\n[exit code: 3]","terminal_id":"` + id + `"}}}`
+			`"terminal_output":{"data":"built\n","terminal_id":"` + id + `"}}}`
 		if got != want {
 			t.Errorf("result:\n got %s\nwant %s", got, want)
 		}

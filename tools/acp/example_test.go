@@ -48,7 +48,7 @@ func ExampleMapper() {
 	}
 	// Output:
 	// {"sessionUpdate":"tool_call","toolCallId":"call-1","title":"echo hello; false","kind":"execute","status":"in_progress","rawInput":"echo hello; false"}
-	// {"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"```console\nhello\n```"}}]}
+	// {"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"```console\nhello\n```"}},{"type":"content","content":{"type":"text","text":"[exit code: 1]"}}]}
 	// {"sessionUpdate":"tool_call","toolCallId":"call-1","title":"echo hello; false","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"call-1"}],"rawInput":"echo hello; false","_meta":{"terminal_info":{"cwd":"/work/src","terminal_id":"call-1"}}}
 	// {"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed","_meta":{"terminal_exit":{"exit_code":1,"signal":null,"terminal_id":"call-1"},"terminal_output":{"data":"hello\n","terminal_id":"call-1"}}}
 }
