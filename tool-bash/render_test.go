@@ -107,13 +107,15 @@ func TestExtraKeysNeverReachTheExecutor(t *testing.T) {
 	h := newHarness(t, stub, Config{})
 	alice := newSession("alice", "/work")
 	h.ok(alice.agent, "bash", `{"command":"ls","description":"List","env":{"SECRET":"x"},"stdin":"data","Command":"rm -rf /","StdoutMaxBytes":1}`)
-	want := bash.Request{Command: "ls", Workdir: "/work"}
+	// The only environment is the session facts the tool sets itself.
+	facts := map[string]string{"DSH_SHELL": "oneshot", "DSH_HOME": "/work"}
+	want := bash.Request{Command: "ls", Workdir: "/work", Env: facts}
 	if got := stub.lastRequest(); !reflect.DeepEqual(got, want) {
 		t.Errorf("foreground request %+v, want %+v", got, want)
 	}
 	h.ok(alice.agent, "bash", `{"command":"ls","description":"List","run_in_background":true,"timeoutMs":5,"env":{"A":"1"},"stdin":"x","owner":"mallory"}`)
 	owner := bash.OwnerToken("alice")
-	want = bash.Request{Command: "ls", Workdir: "/work", Owner: owner}
+	want = bash.Request{Command: "ls", Workdir: "/work", Owner: owner, Env: facts}
 	if got := stub.lastRequest(); !reflect.DeepEqual(got, want) {
 		t.Errorf("background request %+v, want %+v", got, want)
 	}
@@ -219,7 +221,7 @@ func FuzzBashArgs(f *testing.F) {
 		stub := newStub()
 		h := newHarness(t, stub, Config{})
 		agent := &tools.Agent{Owner: "o", Dir: "/session"}
-		for _, tool := range []string{"bash", "bash_output", "bash_kill"} {
+		for _, tool := range []string{"bash", "bash_output", "bash_kill", "bash_tasks"} {
 			res := h.reg.Execute(context.Background(), tools.Call{ID: "f", Name: tool, Args: args, Agent: agent})
 			if res.IsError && !strings.HasPrefix(res.Text(), "Error: ") {
 				t.Fatalf("%s: error text %q", tool, res.Text())
@@ -229,7 +231,7 @@ func FuzzBashArgs(f *testing.F) {
 			}
 		}
 		for _, req := range stub.requests {
-			if req.Env != nil || req.Stdin != nil || req.StdoutMaxBytes != 0 {
+			if !reflect.DeepEqual(req.Env, map[string]string{"DSH_SHELL": "oneshot", "DSH_HOME": "/session"}) || req.Stdin != nil || req.StdoutMaxBytes != 0 {
 				t.Fatalf("request carries undeclared fields: %+v", req)
 			}
 			if strings.TrimSpace(req.Command) == "" || req.Timeout < 0 {
