@@ -119,7 +119,7 @@ func TestBadInput(t *testing.T) {
 		{"not an object", `42`, "null", jsonrpc.CodeInvalidRequest, "invalid request"},
 		{"bad id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, "null", jsonrpc.CodeInvalidRequest, "invalid request"},
 		{"batch", `[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`, "null", jsonrpc.CodeInvalidRequest, "batches are not supported"},
-		{"too long", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"` + strings.Repeat("x", max) + `"}}}`, "null", jsonrpc.CodeInvalidRequest, fmt.Sprintf("exceeds the limit of %d bytes", max)},
+		{"too long", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"` + strings.Repeat("x", max) + `"}}}`, "4", jsonrpc.CodeInvalidRequest, fmt.Sprintf("exceeds the limit of %d bytes", max)},
 		{"unknown method", `{"jsonrpc":"2.0","id":5,"method":"tools/destroy"}`, "5", jsonrpc.CodeMethodNotFound, `"tools/destroy"`},
 		{"unknown tool", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, "6", jsonrpc.CodeInvalidParams, `unknown tool "nope"`},
 		{"params not an object", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":5}`, "7", jsonrpc.CodeInvalidParams, ""},
@@ -200,6 +200,13 @@ func TestGuardLines(t *testing.T) {
 		{"bad last line", `{"jsonrpc":"2.0"}`, 100, nil, []string{"-32600 null"}},
 		{"string id echoed", `{"jsonrpc":"1.0","id":"k","method":"m"}`, 100, nil, []string{`-32600 "k"`}},
 		{"fractional id not echoed", `{"jsonrpc":"1.0","id":1.5,"method":"m"}`, 100, nil, []string{"-32600 null"}},
+		{"fractional id of a request refused with it", `{"jsonrpc":"2.0","id":1.5,"method":"m"}`, 100, nil, []string{"-32600 1.5"}},
+		{"id past 2^53 refused with it", `{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}`, 100, nil, []string{"-32600 9007199254740993"}},
+		{"23-digit id refused with it", `{"jsonrpc":"2.0","id":12345678901234567890123,"method":"m"}`, 100, nil, []string{"-32600 12345678901234567890123"}},
+		{"2^53 passes", `{"jsonrpc":"2.0","id":9007199254740992,"method":"m"}`, 100, []string{`{"jsonrpc":"2.0","id":9007199254740992,"method":"m"}`}, nil},
+		{"2.0 is the integer 2", `{"jsonrpc":"2.0","id":2.0,"method":"m"}`, 100, []string{`{"jsonrpc":"2.0","id":2.0,"method":"m"}`}, nil},
+		{"null id refused", `{"jsonrpc":"2.0","id":null,"method":"m"}`, 100, nil, []string{"-32600 null"}},
+		{"too long, with its leading id", `{"jsonrpc":"2.0","id":"big","method":"` + strings.Repeat("m", 100) + `"}`, 100, nil, []string{`-32600 "big"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,7 +66,7 @@ func TestGuardLedger(t *testing.T) {
 		{"notifications are not awaited", []step{
 			in(`{"jsonrpc":"2.0","method":"notifications/initialized"}`),
 			in(`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`),
-		}, ``, nil},
+		}, ``, []string{"-32600 null"}},
 		{"the client's responses are not awaited", []step{
 			in(`{"jsonrpc":"2.0","id":9,"result":{}}`),
 		}, ``, nil},
@@ -85,7 +85,7 @@ func TestGuardLedger(t *testing.T) {
 			in(`{"jsonrpc":"2.0","id":"s","method"`),
 			in(`[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]`),
 			in(`{"jsonrpc":"2.0","id":7,"method":"` + strings.Repeat("m", 300) + `"}`),
-		}, ``, []string{"-32600 4", "-32700 null", "-32600 null", "-32600 null"}},
+		}, ``, []string{"-32600 4", "-32700 null", "-32600 null", "-32600 7"}},
 		{"the guard's own answer does not answer a request in flight", []step{
 			in(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`),
 			in(`{"jsonrpc":"1.0","id":4,"method":"tools/list"}`),
@@ -101,7 +101,7 @@ func TestGuardLedger(t *testing.T) {
 			out(`{"jsonrpc":"2.0","id":5,"result":{}}`),
 			in(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`),
 		}, `5`, nil},
-		{"a cancelled request still gets its response", []step{
+		{"a cancelled request is awaited until the SDK ends it", []step{
 			in(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}`),
 			in(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`),
 		}, `3`, nil},
@@ -147,6 +147,38 @@ func TestGuardLedger(t *testing.T) {
 				t.Errorf("replies %q, want %q", got, tt.replies)
 			}
 		})
+	}
+}
+
+// TestCancelledRequestGetsNoResponse checks that the response the SDK writes for a request the
+// client cancelled is dropped (the MCP specification: the receiver SHOULD NOT respond), while
+// other responses go out, and that the cancelled request no longer holds the end of the input.
+func TestCancelledRequestGetsNoResponse(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"k","method":"tools/list"}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"user"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}` + "\n"
+	var replies, answers bytes.Buffer
+	g := newGuard(io.NopCloser(strings.NewReader(in)), &lockedWriter{w: nopCloser{&replies}}, 256)
+	sdk := &responseWriter{w: &lockedWriter{w: nopCloser{&answers}}, book: &g.book}
+	for {
+		if _, err := g.nextLine(); err != nil {
+			break
+		}
+	}
+	for _, resp := range []string{`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`, `{"jsonrpc":"2.0","id":"k","result":{}}`} {
+		if n, err := sdk.Write([]byte(resp + "\n")); err != nil || n != len(resp)+1 {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if got, want := answers.String(), `{"jsonrpc":"2.0","id":"k","result":{}}`+"\n"; got != want {
+		t.Errorf("written %q, want only %q", got, want)
+	}
+	if n := g.book.size(); n != 0 {
+		t.Errorf("%d requests pending, want none", n)
+	}
+	if replies.Len() != 0 {
+		t.Errorf("the guard answered: %s", replies.String())
 	}
 }
 

@@ -36,7 +36,8 @@ import (
 //	                      unless it exits 0
 //	mcp signal SIG        send SIGTERM or SIGINT, then wait as mcp close does
 //	waitfile FILE         wait until FILE holds a whole line
-//	gone FILE             fail when the process whose pid FILE holds is alive
+//	gone [-wait] FILE     fail when the process whose pid FILE holds is alive (with -wait:
+//	                      still alive after 10 s)
 //	spillpath FILE NAME   set $NAME to the spill path FILE names in "full output: PATH]" and
 //	                      $NAMEdir to its directory
 func TestScripts(t *testing.T) {
@@ -297,12 +298,19 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	wait := len(args) == 2 && args[0] == "-wait"
+	if wait {
+		args = args[1:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: gone FILE")
+		ts.Fatalf("usage: gone [-wait] FILE")
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
 	if err != nil {
 		ts.Fatalf("%s: %v", args[0], err)
+	}
+	if wait && waitGone(pid) {
+		return
 	}
 	if alive(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)

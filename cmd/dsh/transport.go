@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"sync"
 	"time"
 
@@ -34,12 +35,19 @@ const methodListen = "subscriptions/listen"
 //   - JSON but not a JSON-RPC 2.0 message, or a batch (MCP dropped batches in 2025-06-18):
 //     -32600 "invalid request: …", with the line's id when it has a usable one, else null;
 //   - longer than max bytes: -32600 "invalid request: message of N bytes exceeds the limit
-//     of M bytes", id null;
+//     of M bytes", with the id the line starts with when it has a usable one, else null;
+//   - a request whose id is null, or a number that is not an integer of at most 2^53 in
+//     magnitude (the SDK decodes numbers through float64, so 1.5 would come back as 1 and
+//     2^53+1 as 2^53): -32600 "invalid request: id … ", with the id exactly as it was sent;
 //   - a request whose id is the id of a request still in flight: -32600 "invalid request: id
 //     X is already in use by a request in flight", id null (the SDK would drop it unanswered).
 //
 // Blank lines are skipped. Everything else goes to the SDK untouched; the protocol itself is
 // the SDK's. The guard's responses and the SDK's share one writer lock, so lines never mix.
+//
+// A request the client cancels (notifications/cancelled naming a request in flight) gets no
+// response, as the MCP specification asks: the SDK stops the call, and the response it would
+// still write for it is dropped.
 //
 // The SDK stops writing as soon as its reader reports the end of the input, which would drop
 // every response still owed to a client that wrote its requests and closed its end (a script
@@ -92,8 +100,8 @@ type responseWriter struct {
 }
 
 func (r *responseWriter) Write(p []byte) (int, error) {
-	if id, ok := responseID(p); ok {
-		r.book.answer(id)
+	if id, ok := responseID(p); ok && r.book.answer(id) {
+		return len(p), nil // the client cancelled the request: no response
 	}
 	return r.w.Write(p)
 }
@@ -148,9 +156,24 @@ func responseID(msg []byte) (jsonrpc.ID, bool) {
 // yet. Its methods are safe for concurrent use: the guard opens entries from the SDK's reading
 // goroutine, the responseWriter answers them from the goroutines that respond.
 type ledger struct {
-	mu       sync.Mutex
-	pending  map[jsonrpc.ID]struct{}
-	answered chan struct{} // gets a value, without blocking, whenever an entry is answered
+	mu        sync.Mutex
+	pending   map[jsonrpc.ID]struct{}
+	cancelled map[jsonrpc.ID]struct{} // pending requests the client cancelled
+	answered  chan struct{}           // gets a value, without blocking, whenever an entry is answered
+}
+
+// cancel marks the pending request id as cancelled by the client; an id that is not pending is
+// ignored.
+func (l *ledger) cancel(id jsonrpc.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.pending[id]; !ok {
+		return
+	}
+	if l.cancelled == nil {
+		l.cancelled = map[jsonrpc.ID]struct{}{}
+	}
+	l.cancelled[id] = struct{}{}
 }
 
 // open records the request id and reports true, or reports false when a request with id is
@@ -168,11 +191,14 @@ func (l *ledger) open(id jsonrpc.ID) bool {
 	return true
 }
 
-// answer crosses out id; an id that is not pending is ignored.
-func (l *ledger) answer(id jsonrpc.ID) {
+// answer crosses out id and reports whether the client had cancelled it (its response is then
+// not to be sent); an id that is not pending is ignored.
+func (l *ledger) answer(id jsonrpc.ID) (cancelled bool) {
 	l.mu.Lock()
 	_, ok := l.pending[id]
+	_, cancelled = l.cancelled[id]
 	delete(l.pending, id)
+	delete(l.cancelled, id)
 	l.mu.Unlock()
 	if ok {
 		select {
@@ -180,6 +206,7 @@ func (l *ledger) answer(id jsonrpc.ID) {
 		default:
 		}
 	}
+	return cancelled
 }
 
 // size returns the number of pending requests.
@@ -292,7 +319,7 @@ func (g *guardReader) nextLine() ([]byte, error) {
 			return nil, err
 		}
 		if size > g.max {
-			if werr := g.reply(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: message of %d bytes exceeds the limit of %d bytes", size, g.max)); werr != nil {
+			if werr := g.reply(leadingID(line), jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: message of %d bytes exceeds the limit of %d bytes", size, g.max)); werr != nil {
 				return nil, werr
 			}
 			continue
@@ -308,6 +335,9 @@ func (g *guardReader) nextLine() ([]byte, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != methodListen && !g.book.open(req.ID) {
 			raw, _ := json.Marshal(req.ID.Raw())
 			code, text = jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %s is already in use by a request in flight", raw)
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" {
+			g.noteCancel(req.Params)
 		}
 		if code != 0 {
 			if werr := g.reply(id, code, text); werr != nil {
@@ -358,7 +388,89 @@ func check(line []byte) (msg jsonrpc.Message, id json.RawMessage, code int, text
 	if err != nil {
 		return nil, usableID(line), jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
+	if raw, present := rawID(line); present {
+		if problem := idProblem(raw); problem != "" {
+			return nil, raw, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %s %s", raw, problem)
+		}
+	}
 	return msg, nil, 0, ""
+}
+
+// rawID returns the "id" member of an object line exactly as it was sent, and whether it is
+// present at all.
+func rawID(line []byte) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return nil, false
+	}
+	raw, ok := m["id"]
+	return raw, ok
+}
+
+// maxExactID is the largest integer id the SDK echoes exactly: it decodes numbers as float64.
+const maxExactID = 1 << 53
+
+// idProblem says why raw cannot identify a request whose response must carry it back exactly,
+// or returns "" when it can: a string, or an integer of at most 2^53 in magnitude.
+func idProblem(raw json.RawMessage) string {
+	switch {
+	case string(raw) == "null":
+		return "is null; a request's id must be a string or an integer"
+	case len(raw) > 0 && raw[0] == '"':
+		return ""
+	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
+		// Exact arithmetic: 2.0 and 2e0 are the integer 2, 1.5 is not an integer, and 2^53+1
+		// would lose its last digit in a float64.
+		f, _, err := big.ParseFloat(string(raw), 10, 256, big.ToNearestEven)
+		if err != nil || !f.IsInt() {
+			return "is not an integer; use a string or an integer"
+		}
+		if new(big.Float).Abs(f).Cmp(new(big.Float).SetInt64(maxExactID)) > 0 {
+			return "is too large to be echoed exactly; use a string or an integer of at most 2^53"
+		}
+		return ""
+	}
+	return "must be a string or an integer"
+}
+
+// leadingID returns the id of a line that was cut at the length limit, when the kept part shows
+// a usable one ("id" before the bulk of the message, as clients write it); nil otherwise.
+func leadingID(line []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil
+		}
+		if key == "id" {
+			if idProblem(raw) != "" {
+				return nil
+			}
+			return raw
+		}
+	}
+	return nil
+}
+
+// noteCancel marks the request named by the params of a notifications/cancelled as cancelled,
+// so its response is dropped.
+func (g *guardReader) noteCancel(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+		g.book.cancel(id)
+	}
 }
 
 // usableID returns the "id" member of an object line when it is a string or an integer, the
