@@ -47,6 +47,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/scripts/internal/cli"
+	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 	"github.com/dsh-go/dsh/scripts/internal/report"
 )
 
@@ -155,11 +156,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	res, err := Build(dir)
 	if err != nil {
 		var le *LoadError
-		if errors.As(err, &le) {
+		var missing *gocmd.MissingError
+		switch {
+		case errors.As(err, &missing):
+			for _, l := range missing.Lines() {
+				fmt.Fprintf(stderr, "gen-catalog: %s\n", l)
+			}
+			fmt.Fprintf(stderr, "gen-catalog: nothing was written.\n")
+		case errors.As(err, &le):
 			for _, p := range le.Problems {
 				fmt.Fprintf(stderr, "gen-catalog: %s: %s\n", le.What, p)
 			}
-		} else {
+		default:
 			fmt.Fprintf(stderr, "gen-catalog: %v\n", err)
 		}
 		return cli.ExitError
