@@ -322,6 +322,11 @@ func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 	return e.listen.Add(listener)
 }
 
+// SpillDir returns the executor's private spill directory, or "" while nothing has spilled (it is
+// created on the first spill) and after Close removed it. With Config.KeepSpills the directory
+// and its files stay after Close: the caller that set it owns them then.
+func (e *Executor) SpillDir() string { return e.spills.Existing() }
+
 // Close implements bash.Executor.Close: it kills every task and every process a run left behind,
 // waits for all of them (ctx bounds the grace period) and removes the spill directory unless
 // Config.KeepSpills is set. It returns ctx's error when the wait was cut short.

@@ -48,6 +48,13 @@ func (d *SpillDir) Path() (string, error) {
 	return p, nil
 }
 
+// Existing returns the directory when it has been created and not removed, or "".
+func (d *SpillDir) Existing() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.path
+}
+
 // Create opens a new spill file for stream ("stdout" or "stderr") in the directory, named
 // dsh-bash-<pid>-<counter>-<12 hex random>-<stream>.log, with O_EXCL and mode 0600 so that nothing
 // planted in advance (a symlink included) is ever written through.

@@ -19,7 +19,7 @@ const callOwner = "dsh-call"
 // runCall is `dsh call TOOL JSON`: it runs one call through the same tools and registry the MCP
 // server uses and prints the model-facing text (or, with -present, one JSON object). It
 // returns exitOK for a successful result, exitTool for a tool error and exitUsage for a bad
-// command line.
+// command line. Spill files the text names are kept, and their directory is named on stderr.
 func runCall(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("call", stderr, true, true)
 	rest, code, ok := f.parse(args)
@@ -33,6 +33,8 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := f.config(stderr)
+	// The printed text may name a spill file holding the full output: it must outlive dsh call.
+	cfg.KeepSpills = true
 	ts, err := newToolset(cfg, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh call: %v\n", err)
@@ -44,6 +46,11 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	if err := ts.close(closeCtx); err != nil {
 		fmt.Fprintf(stderr, "dsh call: close: %v\n", err)
+	}
+	if ts.ex != nil {
+		if dir := ts.ex.SpillDir(); dir != "" {
+			fmt.Fprintf(stderr, "dsh call: spill files are kept in %s; remove it when done\n", dir)
+		}
 	}
 	if f.present {
 		if err := writeJSON(stdout, presentation(ts, call, res)); err != nil {

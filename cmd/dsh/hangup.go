@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,20 +31,20 @@ func watchPeer(out any) func(stop <-chan struct{}) <-chan struct{} {
 		if err != nil {
 			return nil
 		}
-		var wake [2]int
-		if err := unix.Pipe2(wake[:], unix.O_CLOEXEC); err != nil {
+		wakeR, wakeW, err := os.Pipe() // close-on-exec on every platform, unlike unix.Pipe2
+		if err != nil {
 			unix.Close(fd)
 			return nil
 		}
 		gone := make(chan struct{})
 		go func() {
 			<-stop
-			unix.Close(wake[1]) // the poll below sees POLLHUP on wake[0]
+			wakeW.Close() // the poll below sees POLLHUP on wakeR
 		}()
 		go func() {
 			defer unix.Close(fd)
-			defer unix.Close(wake[0])
-			fds := []unix.PollFd{{Fd: int32(fd)}, {Fd: int32(wake[0]), Events: unix.POLLIN}}
+			defer wakeR.Close()
+			fds := []unix.PollFd{{Fd: int32(fd)}, {Fd: int32(wakeR.Fd()), Events: unix.POLLIN}}
 			for {
 				_, err := unix.Poll(fds, -1)
 				switch {

@@ -270,7 +270,13 @@ func texts(res *mcp.CallToolResult) []string {
 // gives it.
 func socketPair(t testing.TB) (server, client *net.UnixConn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	syscall.ForkLock.RLock() // no SOCK_CLOEXEC on darwin: mark the pair before any fork sees it
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@
 //	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
 //	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
 //	dsh tools [-persistent]
+//	dsh version
 //
 // `dsh mcp` is an MCP server over stdio (newline-delimited JSON-RPC on stdin and stdout, built
 // on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
@@ -23,10 +24,15 @@
 // `dsh tools` prints the tools as the MCP server lists them (name, title, description, input
 // schema, annotations), as a JSON array.
 //
+// `dsh version` prints the version of dsh (a line `dsh VERSION GO OS/ARCH`) and one line per
+// module of this project it was built from (`PATH VERSION`, with ` => DIR` when the workspace
+// took it from a directory).
+//
 // -workdir is where commands start and what a relative workdir argument is resolved against
 // (default: the current directory). -timeout is the default time a foreground command may run
 // (bash: 2m, persistent bash: 5m) and -max-timeout the cap on a call's own timeoutMs (10m; not
-// with -persistent). Usage errors exit 2.
+// with -persistent); a -timeout above the cap, given or default, is a usage error. Usage errors
+// exit 2.
 package main
 
 import (
@@ -54,10 +60,12 @@ const usage = `usage:
   dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
   dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
   dsh tools [-persistent]
+  dsh version
 
 mcp    serve the shell tools as an MCP server over stdio
 call   run one tool call and print the text the model reads
 tools  print the tools' MCP definitions (schemas) as JSON
+version  print the versions of dsh and of the modules it was built from
 `
 
 // Exit codes.
@@ -82,6 +90,8 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return runCall(args[1:], stdout, stderr)
 	case "tools":
 		return runTools(args[1:], stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -137,8 +147,10 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		return fail("-max-timeout must be positive, got %v", f.maxTimeout)
 	case f.persistent && f.maxTimeout != 0:
 		return fail("-max-timeout does not apply to -persistent (its bash has no per-call timeout)")
-	case f.timeout > 0 && f.maxTimeout > 0 && f.timeout > f.maxTimeout:
-		return fail("-timeout %v is above -max-timeout %v", f.timeout, f.maxTimeout)
+	case !f.persistent && f.timeout > cmp.Or(f.maxTimeout, bashlocal.DefaultMaxTimeout):
+		// One rule whether or not -max-timeout is given: a default above the cap is a mistake,
+		// never silently capped.
+		return fail("-timeout %v is above -max-timeout %v", f.timeout, cmp.Or(f.maxTimeout, bashlocal.DefaultMaxTimeout))
 	}
 	if f.workdir != "" {
 		dir, err := resolveWorkdir(f.workdir)

@@ -37,6 +37,8 @@ import (
 //	mcp signal SIG        send SIGTERM or SIGINT, then wait as mcp close does
 //	waitfile FILE         wait until FILE holds a whole line
 //	gone FILE             fail when the process whose pid FILE holds is alive
+//	spillpath FILE NAME   set $NAME to the spill path FILE names in "full output: PATH]" and
+//	                      $NAMEdir to its directory
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
@@ -46,9 +48,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mcp":      cmdMCP,
-			"waitfile": cmdWaitfile,
-			"gone":     cmdGone,
+			"mcp":       cmdMCP,
+			"waitfile":  cmdWaitfile,
+			"gone":      cmdGone,
+			"spillpath": cmdSpillpath,
 		},
 	})
 }
@@ -306,4 +309,18 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		ts.Fatalf("process %d (from %s) is still alive", pid, args[0])
 	}
+}
+
+var spillRE = regexp.MustCompile(`full output: (/[^\]\n]+)\]`)
+
+func cmdSpillpath(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: spillpath FILE NAME")
+	}
+	m := spillRE.FindStringSubmatch(ts.ReadFile(args[0]))
+	if m == nil {
+		ts.Fatalf("%s names no spill file", args[0])
+	}
+	ts.Setenv(args[1], m[1])
+	ts.Setenv(args[1]+"dir", filepath.Dir(m[1]))
 }

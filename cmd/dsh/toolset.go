@@ -23,13 +23,15 @@ import (
 
 // config is what the command line says about the tools: which ones, where commands start and
 // how long they may run. Zero durations take the backend's defaults. Grace is the executor's
-// SIGTERM-to-SIGKILL interval (zero: the backend default); only tests change it.
+// SIGTERM-to-SIGKILL interval (zero: the backend default); only tests change it. KeepSpills keeps
+// spill files after close, for a caller that outlives the tools (dsh call).
 type config struct {
 	Persistent bool
 	Workdir    string
 	Timeout    time.Duration
 	MaxTimeout time.Duration
 	Grace      time.Duration
+	KeepSpills bool // leave spill files in place when the tools close (dsh call)
 	Logger     *slog.Logger
 }
 
@@ -72,6 +74,7 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 			Timeout:    cfg.Timeout,
 			MaxTimeout: cfg.MaxTimeout,
 			Grace:      cfg.Grace,
+			KeepSpills: cfg.KeepSpills,
 			Logger:     cfg.Logger,
 		})
 		if err != nil {

@@ -78,7 +78,7 @@ func Start(o Options, wg *sync.WaitGroup) (*Process, error) {
 	var stdinParent *os.File
 	var stdinChild *os.File
 	if o.Stdin != nil {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := socketpair()
 		if err != nil {
 			closeAll()
 			outR.Close()
