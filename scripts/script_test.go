@@ -107,7 +107,8 @@ func goEnv(t *testing.T, keys ...string) map[string]string {
 // TestScripts runs the scenarios of testdata/script. Each starts in a
 // repository root of its own, with the module proxy off (GOPROXY=off): a
 // scenario that needs the network sets GOPROXY=$HOSTGOPROXY, the
-// caller's. The module cache, build cache and go configuration file are
+// caller's, and one that needs the caller's module cache under another
+// name finds it in $HOSTGOMODCACHE. The module cache, build cache and go configuration file are
 // the caller's, so gen-notices finds the license files this repository's
 // modules bring and nothing is compiled twice, unless a scenario sets its
 // own.
@@ -130,6 +131,7 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("GOPROXY", "off")
 			env.Setenv("HOSTGOPROXY", host["GOPROXY"])
+			env.Setenv("HOSTGOMODCACHE", host["GOMODCACHE"])
 			// A race-enabled process waits a second before it exits (to
 			// catch races at exit); run-gates needs no such wait.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")

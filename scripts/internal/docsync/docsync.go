@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/gates"
 	"github.com/dsh-go/dsh/scripts/internal/links"
+	"github.com/dsh-go/dsh/scripts/internal/modproxy"
 	"github.com/dsh-go/dsh/scripts/internal/notices"
 	"github.com/dsh-go/dsh/scripts/internal/rescope"
 	"github.com/dsh-go/dsh/scripts/internal/rfc"
@@ -53,6 +54,7 @@ var Table = []Entry{
 	{Command: "verify-md-wrap", Main: wrap.Main},
 	{Command: "verify-rfc", Main: rfc.Main},
 	{Command: "rescope-vendor", Main: rescope.Main, Args: []string{"-check"}},
+	{Command: "build-modproxy", Main: modproxy.Main, Args: []string{"-check"}},
 }
 
 // Lookup returns the Main of the gate command named name, or nil.

@@ -7,6 +7,7 @@ package gocmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,9 +53,11 @@ type Missing struct {
 }
 
 // MissingError names the modules a gate could not load and says how to
-// fill the module cache. Root is the repository root the gate ran on.
+// fill the module cache: run Command ("go mod download" when empty) in
+// Root (the repository root the gate ran on; anywhere when empty).
 type MissingError struct {
 	Root    string
+	Command string
 	Modules []Missing // sorted by path and version
 }
 
@@ -65,7 +68,12 @@ func (e *MissingError) Lines() []string {
 	for _, m := range e.Modules {
 		out = append(out, fmt.Sprintf("module %s %s is not in the module cache and could not be downloaded: %s", m.Path, m.Version, m.Reason))
 	}
-	return append(out, fmt.Sprintf("fill the module cache with `go mod download` in %s (it needs the module proxy, GOPROXY, to be reachable), then run again", e.Root))
+	cmd := cmp.Or(e.Command, "go mod download")
+	where := ""
+	if e.Root != "" {
+		where = " in " + e.Root
+	}
+	return append(out, fmt.Sprintf("fill the module cache with `%s`%s (it needs the module proxy, GOPROXY, to be reachable), then run again", cmd, where))
 }
 
 func (e *MissingError) Error() string { return strings.Join(e.Lines(), "; ") }
@@ -106,35 +114,72 @@ var goErrorLine = regexp.MustCompile(`(?m)^go: ([^\s@]+)@(v[^\s:]+): (.+)$`)
 // nil when there is none, or when the go command's answer cannot be read:
 // the failure then had another cause, and the caller's error stands.
 func Explain(ctx context.Context, root string, env []string) *MissingError {
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json")
-	cmd.Dir = root
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if cmd.Run() == nil {
-		return nil // everything it needs is there now
+	mods, ok := download(ctx, root, env, nil)
+	if !ok || len(mods) == 0 {
+		return nil
 	}
 	cache, err := modCache(ctx, root, env)
 	if err != nil {
 		return nil
 	}
+	mods = slices.DeleteFunc(mods, func(m Missing) bool { return unpacked(cache, m.Path, m.Version) })
+	if len(mods) == 0 {
+		return nil
+	}
+	return &MissingError{Root: root, Modules: mods}
+}
+
+// Download fills the module cache with the module versions mods
+// ("path@version") by running "go mod download" in dir with the
+// environment env. It returns a *MissingError naming each one it could
+// not download, with the command that retries them, or nil when all are
+// in the cache. It errors when the go command fails without saying which
+// module it could not download.
+func Download(ctx context.Context, dir string, env, mods []string) error {
+	if len(mods) == 0 {
+		return nil
+	}
+	missing, ok := download(ctx, dir, env, mods)
+	switch {
+	case !ok:
+		return fmt.Errorf("go mod download failed and named no module")
+	case len(missing) == 0:
+		return nil
+	}
+	var retry []string
+	for _, m := range missing {
+		retry = append(retry, m.Path+"@"+m.Version)
+	}
+	return &MissingError{Command: "go mod download " + strings.Join(retry, " "), Modules: missing}
+}
+
+// download runs "go mod download -json" with the arguments args in dir
+// and returns the modules it could not download, sorted. ok is false when
+// it failed without naming one.
+func download(ctx context.Context, dir string, env, args []string) (mods []Missing, ok bool) {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"mod", "download", "-json"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if cmd.Run() == nil {
+		return nil, true
+	}
 	seen := map[string]bool{}
-	var mods []Missing
 	add := func(path, version, reason string) {
 		key := path + "@" + version
-		if seen[key] || unpacked(cache, path, version) {
+		if seen[key] {
 			return
 		}
 		seen[key] = true
-		reason = strings.TrimPrefix(reason, key+": ")
-		mods = append(mods, Missing{Path: path, Version: version, Reason: reason})
+		mods = append(mods, Missing{Path: path, Version: version, Reason: strings.TrimPrefix(reason, key+": ")})
 	}
 	dec := json.NewDecoder(&stdout)
 	for {
 		var d downloaded
 		if err := dec.Decode(&d); err != nil {
 			if !errors.Is(err, io.EOF) {
-				return nil
+				return nil, false
 			}
 			break
 		}
@@ -145,13 +190,10 @@ func Explain(ctx context.Context, root string, env []string) *MissingError {
 	for _, m := range goErrorLine.FindAllStringSubmatch(stderr.String(), -1) {
 		add(m[1], m[2], m[3])
 	}
-	if len(mods) == 0 {
-		return nil
-	}
 	slices.SortFunc(mods, func(a, b Missing) int {
 		return strings.Compare(a.Path+"@"+a.Version, b.Path+"@"+b.Version)
 	})
-	return &MissingError{Root: root, Modules: mods}
+	return mods, len(mods) > 0
 }
 
 // unpacked reports whether the module path@version has its source tree

@@ -111,3 +111,29 @@ func TestExplain(t *testing.T) {
 		t.Errorf("Explain on a workspace with nothing missing = %v, want nil", me)
 	}
 }
+
+// TestDownloadNamesWhatItCouldNotFetch asks for two versions with the
+// network off and an empty module cache: both are named, and the command
+// that retries them is given.
+func TestDownloadNamesWhatItCouldNotFetch(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GOMODCACHE", filepath.Join(dir, "modcache"))
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "-modcacherw")
+	err := Download(t.Context(), dir, Env(dir, map[string]string{"GOWORK": "off"}), []string{"example.com/b@v1.0.0", "example.com/a@v0.2.0"})
+	me, ok := err.(*MissingError)
+	if !ok {
+		t.Fatalf("Download = %v, want a *MissingError", err)
+	}
+	want := []string{
+		"module example.com/a v0.2.0 is not in the module cache and could not be downloaded: module lookup disabled by GOPROXY=off",
+		"module example.com/b v1.0.0 is not in the module cache and could not be downloaded: module lookup disabled by GOPROXY=off",
+		"fill the module cache with `go mod download example.com/a@v0.2.0 example.com/b@v1.0.0` (it needs the module proxy, GOPROXY, to be reachable), then run again",
+	}
+	if got := me.Lines(); !slices.Equal(got, want) {
+		t.Errorf("Lines = %q\nwant %q", got, want)
+	}
+	if err := Download(t.Context(), dir, Env(dir, map[string]string{"GOWORK": "off"}), nil); err != nil {
+		t.Errorf("Download of nothing = %v", err)
+	}
+}
