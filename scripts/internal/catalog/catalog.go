@@ -156,13 +156,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	res, err := Build(dir)
 	if err != nil {
 		var le *LoadError
-		var missing *gocmd.MissingError
 		switch {
-		case errors.As(err, &missing):
-			for _, l := range missing.Lines() {
-				fmt.Fprintf(stderr, "gen-catalog: %s\n", l)
-			}
-			fmt.Fprintf(stderr, "gen-catalog: nothing was written.\n")
+		case gocmd.PrintMissing(stderr, "gen-catalog", err, true):
 		case errors.As(err, &le):
 			for _, p := range le.Problems {
 				fmt.Fprintf(stderr, "gen-catalog: %s: %s\n", le.What, p)

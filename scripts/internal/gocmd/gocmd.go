@@ -78,6 +78,24 @@ func (e *MissingError) Lines() []string {
 
 func (e *MissingError) Error() string { return strings.Join(e.Lines(), "; ") }
 
+// PrintMissing writes the lines of err to w, each after "name: ", and
+// reports true, when err is or wraps a *MissingError; otherwise it writes
+// nothing and reports false. A gate that writes files passes written to
+// add that nothing was written.
+func PrintMissing(w io.Writer, name string, err error, written bool) bool {
+	var me *MissingError
+	if !errors.As(err, &me) {
+		return false
+	}
+	for _, l := range me.Lines() {
+		fmt.Fprintf(w, "%s: %s\n", name, l)
+	}
+	if written {
+		fmt.Fprintf(w, "%s: nothing was written.\n", name)
+	}
+	return true
+}
+
 // missingShapes are what the go command says when a module it needs is
 // not in the cache and cannot be fetched: the network is off or
 // unreachable, or the proxy does not have it.

@@ -2,7 +2,6 @@ package mdgo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -36,12 +35,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	findings, err := Compile(context.Background(), run.Root, programs)
-	var missing *gocmd.MissingError
 	switch {
-	case errors.As(err, &missing):
-		for _, l := range missing.Lines() {
-			fmt.Fprintf(stderr, "verify-md-go: %s\n", l)
-		}
+	case gocmd.PrintMissing(stderr, "verify-md-go", err, false):
 		return cli.ExitError
 	case err != nil:
 		run.Errs = append(run.Errs, err)

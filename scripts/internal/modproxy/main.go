@@ -2,7 +2,6 @@ package modproxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -89,13 +88,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitError
 	}
 	if err := FillCache(context.Background(), ws, rel); err != nil {
-		var missing *gocmd.MissingError
-		if errors.As(err, &missing) {
-			for _, l := range missing.Lines() {
-				fmt.Fprintf(stderr, "build-modproxy: %s\n", l)
-			}
-			fmt.Fprintf(stderr, "build-modproxy: nothing was written.\n")
-		} else {
+		if !gocmd.PrintMissing(stderr, "build-modproxy", err, true) {
 			fmt.Fprintf(stderr, "build-modproxy: %v\n", err)
 		}
 		return cli.ExitError

@@ -42,13 +42,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	res, err := Generate(context.Background(), dir)
 	if err != nil {
 		var problems Problems
-		var missing *gocmd.MissingError
 		switch {
-		case errors.As(err, &missing):
-			for _, l := range missing.Lines() {
-				fmt.Fprintf(stderr, "gen-notices: %s\n", l)
-			}
-			fmt.Fprintf(stderr, "gen-notices: nothing was written.\n")
+		case gocmd.PrintMissing(stderr, "gen-notices", err, true):
 		case errors.As(err, &problems):
 			for _, p := range problems {
 				fmt.Fprintf(stderr, "gen-notices: %s\n", p)
