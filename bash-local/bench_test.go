@@ -83,7 +83,7 @@ func BenchmarkRawExecOutput(b *testing.B) {
 }
 
 func benchExecutor(b *testing.B) *Executor {
-	ex, err := New(Config{SpillDir: b.TempDir(), Grace: testGrace})
+	ex, err := New(Config{Limits: bash.Limits{Grace: testGrace}, SpillDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package bashlocal
 import (
 	"log/slog"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
@@ -25,18 +26,16 @@ func TestConformance(t *testing.T) {
 		})
 		return h.ex
 	}, bashtest.Options{
-		Workdir:        wd,
-		DefaultTimeout: DefaultTimeout,
-		MaxTimeout:     DefaultMaxTimeout,
-		Grace:          testGrace,
-		MaxOutputBytes: DefaultMaxOutputBytes,
+		Workdir:  wd,
+		Limits:   bash.Limits{Grace: testGrace},
+		Escapees: runtime.GOOS == "linux",
 	})
 }
 
-func TestHandMadeSpecDefaults(t *testing.T) {
+func TestHandMadeRequestDefaults(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{MaxOutputBytes: 100})
-	res, err := h.ex.Run(t.Context(), bash.Spec{Command: "seq 1 100", Workdir: "/", Timeout: DefaultTimeout})
+	h := newHarness(t, Config{Limits: bash.Limits{MaxOutputBytes: 100}})
+	res, err := h.ex.Run(t.Context(), bash.Request{Command: "seq 1 100", Workdir: "/", Timeout: bash.DefaultTimeout})
 	if err != nil || !res.Stdout.Truncated() || len(res.Stdout.Head)+len(res.Stdout.Tail) > 100 {
 		t.Fatalf("Run = %+v, %v; want the default stdout budget applied", res.Stdout, err)
 	}

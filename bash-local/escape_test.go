@@ -11,7 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dsh-go/dsh/bash-local/internal/proc"
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/proctree"
 )
 
 // escapees are commands that leave processes behind in different ways; each writes the pid of
@@ -98,7 +99,7 @@ func TestNoOrphansOnClose(t *testing.T) {
 // and out of its group: Close must find and stop them.
 func TestNoOrphansAfterForegroundRun(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Grace: 100 * time.Millisecond})
+	h := newHarness(t, Config{Limits: bash.Limits{Grace: 100 * time.Millisecond}})
 	path1, pid1 := pidFile(t, "in-group")
 	path2, pid2 := pidFile(t, "setsid")
 	res := h.run(h.req(`sleep 600 >/dev/null 2>&1 & echo $! > ` + path1 + `; setsid bash -c 'echo $$ > ` + path2 + `; exec sleep 600' </dev/null >/dev/null 2>&1 & echo done`))
@@ -131,9 +132,8 @@ func TestEscapeesReapedUnderSubreaper(t *testing.T) {
 	task := h.start(r)
 	child := pid()
 	waitFor(t, "the escapee to be re-parented to the test process", func() bool {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
-		st, ok := proc.ParseStat(string(b))
-		return err == nil && ok && st.PPID == os.Getpid()
+		st, ok := proctree.ReadStat(child)
+		return ok && st.PPID == os.Getpid()
 	})
 	h.ex.Kill(task.ID())
 	waitDone(t, task)

@@ -16,14 +16,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
-	"github.com/dsh-go/dsh/bash-local/output"
-	"github.com/dsh-go/dsh/bash-local/tasks"
+	"github.com/dsh-go/dsh/bash/backend"
+	"github.com/dsh-go/dsh/internal/envpolicy"
 )
 
 // errTimeout is the cause recorded when a foreground run's own deadline fires.
@@ -35,10 +34,11 @@ var errTimeout = errors.New("bash timeout")
 //catalog:service bash/local-executor
 type Executor struct {
 	cfg      Config
+	scrub    envpolicy.Policy
 	bashPath string
 	bashErr  error
 	tag      string // per-executor prefix of the tree tag every command carries
-	spills   output.SpillDir
+	spills   backend.SpillDir
 	wg       sync.WaitGroup // every goroutine the executor starts
 	listen   bash.Listeners
 
@@ -46,7 +46,7 @@ type Executor struct {
 	// sets closed, so that Close never misses a process that is being born.
 	spawnMu sync.RWMutex
 
-	tasks tasks.Table // background tasks; added under mu so that Close never misses one
+	tasks backend.TaskTable // background tasks; added under mu so that Close never misses one
 
 	mu     sync.Mutex // guards what follows
 	closed bool
@@ -54,7 +54,6 @@ type Executor struct {
 	live   map[*proc.Process]struct{} // processes that may still have a live tree
 
 	closeOnce sync.Once
-	closeDone chan struct{}
 	closeErr  error
 }
 
@@ -63,7 +62,7 @@ var _ bash.Executor = (*Executor)(nil)
 // New returns an executor for cfg, or an error naming the first invalid field of cfg. It looks up
 // bash once; a missing bash is reported by each Run and Start rather than by New.
 func New(cfg Config) (*Executor, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, scrub, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +71,10 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("bashlocal: %w", err)
 	}
 	e := &Executor{
-		cfg:       cfg,
-		tag:       strconv.Itoa(os.Getpid()) + "." + hex.EncodeToString(rnd[:]),
-		live:      make(map[*proc.Process]struct{}),
-		closeDone: make(chan struct{}),
+		cfg:   cfg,
+		scrub: scrub,
+		tag:   strconv.Itoa(os.Getpid()) + "." + hex.EncodeToString(rnd[:]),
+		live:  make(map[*proc.Process]struct{}),
 	}
 	e.spills.Parent = cfg.SpillDir
 	e.listen.Logger = cfg.Logger
@@ -86,79 +85,28 @@ func New(cfg Config) (*Executor, error) {
 	return e, nil
 }
 
-// Resolve implements bash.Executor.Resolve: it returns req as a Spec with this executor's
-// defaults and caps applied (an empty Workdir becomes the configured one, or the process's), or
-// an error naming the invalid field of req.
-func (e *Executor) Resolve(req bash.Request) (bash.Spec, error) {
-	if strings.TrimSpace(req.Command) == "" {
-		return bash.Spec{}, errors.New("bashlocal: request.Command must not be empty")
-	}
-	if req.Timeout < 0 {
-		return bash.Spec{}, errors.New("bashlocal: request.Timeout must be positive")
-	}
-	if req.StdoutMaxBytes < 0 {
-		return bash.Spec{}, errors.New("bashlocal: request.StdoutMaxBytes must be positive")
-	}
-	spec := bash.Spec{
-		Command:        req.Command,
-		Workdir:        req.Workdir,
-		Timeout:        req.Timeout,
-		StdoutMaxBytes: req.StdoutMaxBytes,
-		Stdin:          req.Stdin,
-		Env:            req.Env,
-		Owner:          req.Owner,
-	}
-	if spec.Workdir == "" {
-		spec.Workdir = e.cfg.Workdir
-	}
-	if spec.Workdir == "" {
+// Resolve implements bash.Executor.Resolve: it returns req with this executor's defaults and
+// caps applied (an empty Workdir becomes the configured one, or the process's), or an error naming
+// the invalid field of req.
+func (e *Executor) Resolve(req bash.Request) (bash.Request, error) {
+	workdir := e.cfg.Workdir
+	if workdir == "" && req.Workdir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return bash.Spec{}, fmt.Errorf("bashlocal: working directory: %w", err)
+			return bash.Request{}, fmt.Errorf("bashlocal: working directory: %w", err)
 		}
-		spec.Workdir = wd
+		workdir = wd
 	}
-	if spec.Timeout == 0 {
-		spec.Timeout = e.cfg.Timeout
-	}
-	spec.Timeout = min(spec.Timeout, e.cfg.MaxTimeout)
-	if spec.StdoutMaxBytes == 0 {
-		spec.StdoutMaxBytes = e.cfg.MaxOutputBytes
-	}
-	return spec, nil
+	return backend.Resolve(req, e.cfg.Limits, workdir)
 }
 
-func checkSpec(spec bash.Spec) error {
-	switch {
-	case strings.TrimSpace(spec.Command) == "":
-		return errors.New("bashlocal: spec.Command must not be empty")
-	case spec.Timeout <= 0:
-		return errors.New("bashlocal: spec.Timeout must be positive (build specs with Resolve)")
-	case spec.StdoutMaxBytes < 0:
-		return errors.New("bashlocal: spec.StdoutMaxBytes must not be negative")
-	}
-	return nil
+// createSpill opens a spill file for stream in the private spill directory.
+func (e *Executor) createSpill(stream string) (backend.SpillFile, error) {
+	return e.spills.Create(stream)
 }
 
-func (e *Executor) collector(stream string, maxBytes int) *output.Collector {
-	head := e.cfg.HeadBytes
-	if maxBytes != e.cfg.MaxOutputBytes {
-		head = min(head, maxBytes/4)
-	}
-	c, err := output.New(output.Config{
-		MaxBytes:      maxBytes,
-		HeadBytes:     head,
-		MaxSpillBytes: e.cfg.MaxSpillBytes,
-		Create:        func() (output.SpillFile, error) { return e.spills.Create(stream) },
-	})
-	if err != nil { // unreachable: budgets are validated by New and checkSpec
-		panic(err)
-	}
-	return c
-}
-
-// spawn starts spec's command with its collectors, registering the process as live.
-func (e *Executor) spawn(spec bash.Spec, stdout, stderr *output.Collector) (*proc.Process, error) {
+// spawn starts spec's command writing to streams, registering the process as live.
+func (e *Executor) spawn(spec bash.Request, streams backend.Streams) (*proc.Process, error) {
 	if e.bashErr != nil {
 		return nil, fmt.Errorf("spawn bash: %w", e.bashErr)
 	}
@@ -176,10 +124,10 @@ func (e *Executor) spawn(spec bash.Spec, stdout, stderr *output.Collector) (*pro
 		Path:   e.bashPath,
 		Args:   []string{"bash", "-c", spec.Command},
 		Dir:    spec.Workdir,
-		Env:    Environ(os.Environ(), e.cfg.ScrubPatterns, e.cfg.ScrubPrefixes, e.cfg.KeepEnv, spec.Env),
+		Env:    e.scrub.Environ(os.Environ(), spec.Env),
 		Stdin:  spec.Stdin,
-		Stdout: stdout,
-		Stderr: stderr,
+		Stdout: streams.Stdout,
+		Stderr: streams.Stderr,
 		Grace:  e.cfg.Grace,
 		Tag:    tag,
 	}, &e.wg)
@@ -205,22 +153,19 @@ func (e *Executor) retire(p *proc.Process) {
 	e.mu.Unlock()
 }
 
-// Run implements bash.Executor.Run: it runs spec in the foreground until it exits, its timeout
-// passes or ctx is done, and returns the RunResult, or an error when nothing could be started.
-func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
-	if err := checkSpec(spec); err != nil {
+// Run implements bash.Executor.Run: it runs req, resolved, in the foreground until it exits, its
+// timeout passes or ctx is done, and returns the RunResult, or an error when nothing could be
+// started.
+func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, error) {
+	spec, err := e.Resolve(req)
+	if err != nil {
 		return bash.RunResult{}, err
 	}
 	if ctx.Err() != nil {
 		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
 	}
-	stdoutMax := spec.StdoutMaxBytes
-	if stdoutMax == 0 {
-		stdoutMax = e.cfg.MaxOutputBytes
-	}
-	stdout := e.collector("stdout", stdoutMax)
-	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
-	p, err := e.spawn(spec, stdout, stderr)
+	streams := backend.NewStreams(e.cfg.Limits, spec.StdoutMaxBytes, e.createSpill)
+	p, err := e.spawn(spec, streams)
 	if err != nil {
 		return bash.RunResult{}, err
 	}
@@ -238,62 +183,49 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 		p.Terminate()
 	}
 	<-p.Settled()
-	stdout.Seal()
-	stderr.Seal()
+	streams.Seal()
 	e.retire(p)
 	exit := p.Exit()
+	stdout, stderr := streams.Output()
 	return bash.RunResult{
 		ExitCode: exit.Code,
 		Signal:   exit.Signal,
 		TimedOut: cause == errTimeout,
 		Aborted:  cause != nil && cause != errTimeout,
 		Timeout:  spec.Timeout,
-		Stdout:   stdout.Output(),
-		Stderr:   stderr.Output(),
+		Stdout:   stdout,
+		Stderr:   stderr,
 	}, nil
 }
 
-// Start implements bash.Executor.Start: it starts spec as a background task and returns the
-// task's handle at once, or an error for an invalid spec or a closed executor.
-func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
-	if err := checkSpec(spec); err != nil {
+// Start implements bash.Executor.Start: it starts req, resolved, as a background task and returns
+// the task's handle at once, or an error for an invalid request or a closed executor.
+func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
+	spec, err := e.Resolve(req)
+	if err != nil {
 		return nil, err
 	}
-	stdout := e.collector("stdout", e.cfg.MaxOutputBytes)
-	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
+	streams := backend.NewStreams(e.cfg.Limits, e.cfg.MaxOutputBytes, e.createSpill)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil, bash.ErrClosed
 	}
-	t := e.tasks.Add(spec.Command, spec.Owner, stdout, stderr)
+	t := e.tasks.Add(spec.Command, spec.Owner, streams.Stdout, streams.Stderr)
 	e.mu.Unlock()
 
-	p, err := e.spawn(spec, stdout, stderr)
+	p, err := e.spawn(spec, streams)
 	if err != nil {
-		t.SetNote("spawn failed: " + err.Error())
-		stdout.Seal()
-		stderr.Seal()
-		t.Control.MarkKilled()
-		// Settle on a goroutine: listeners never run inside Start.
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			t.Control.Settle(nil, "", e.listen.Notify)
-		}()
+		t.FailSpawn(err, e.listen.Notify, &e.wg)
 		return t.Task, nil
 	}
 	t.SetStop(p.Terminate)
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
+	e.wg.Go(func() {
 		<-p.Settled()
-		stdout.Seal()
-		stderr.Seal()
 		e.retire(p)
 		exit := p.Exit()
-		t.Control.Settle(exit.Code, exit.Signal, e.listen.Notify)
-	}()
+		t.Settle(exit.Code, exit.Signal, e.listen.Notify)
+	})
 	return t.Task, nil
 }
 
@@ -331,11 +263,8 @@ func (e *Executor) SpillDir() string { return e.spills.Existing() }
 // waits for all of them (ctx bounds the grace period) and removes the spill directory unless
 // Config.KeepSpills is set. It returns ctx's error when the wait was cut short.
 func (e *Executor) Close(ctx context.Context) error {
-	e.closeOnce.Do(func() {
-		defer close(e.closeDone)
-		e.closeErr = e.close(ctx)
-	})
-	<-e.closeDone
+	// sync.Once makes a second call wait for the first: no extra channel is needed.
+	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
 	return e.closeErr
 }
 

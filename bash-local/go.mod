@@ -6,4 +6,7 @@ require github.com/dsh-go/dsh/bash v0.1.0
 
 require golang.org/x/sys v0.50.0
 
-require go.uber.org/goleak v1.3.0 // indirect
+require (
+	github.com/dsh-go/dsh/internal v0.1.0
+	go.uber.org/goleak v1.3.0 // indirect
+)

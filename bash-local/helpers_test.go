@@ -4,69 +4,26 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash-local/internal/proc"
+	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/leaktest"
+	"github.com/dsh-go/dsh/internal/proctree"
 )
 
-// TestMain checks, once every test has closed its executors, that no goroutine and no file
-// descriptor an executor opened is left behind.
+// TestMain checks, once every test has closed its executors, that no goroutine, file descriptor,
+// child process or process carrying a tag of this test binary's executors is left behind.
 func TestMain(m *testing.M) {
-	// The runtime's poller opens its own descriptors on first use of a pipe; start it first.
-	if r, w, err := os.Pipe(); err == nil {
-		r.Close()
-		w.Close()
-	}
-	// A leaked *os.File is closed by its finalizer when the collector runs, which would hide the
-	// leak from the descriptor count; keep the collector off unless benchmarks measure the heap.
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		debug.SetGCPercent(-1)
-	}
-	fds := openFDs()
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
-			code = 1
-		}
-		if after := openFDs(); after > fds {
-			fmt.Fprintf(os.Stderr, "leaked file descriptors: %d open before the tests, %d after: %v\n", fds, after, fdTargets())
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// fdTargets lists what each open descriptor refers to, for the leak report.
-func fdTargets() []string {
-	entries, _ := os.ReadDir("/proc/self/fd")
-	var out []string
-	for _, e := range entries {
-		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
-		out = append(out, e.Name()+"->"+target)
-	}
-	return out
-}
-
-func openFDs() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(entries)
+	leaktest.Main(m, leaktest.Options{Tags: func() []string {
+		return []string{envpolicy.TagVar + "=" + strconv.Itoa(os.Getpid()) + ".*"}
+	}})
 }
 
 const testGrace = 200 * time.Millisecond
@@ -109,8 +66,10 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		}
 		if left := h.survivors(); len(left) > 0 {
 			t.Errorf("processes left after Close: %v", left)
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
+			for _, p := range left {
+				if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
 	})
@@ -118,35 +77,17 @@ func newHarness(t *testing.T, cfg Config) *harness {
 }
 
 // survivors lists live processes carrying this harness's mark.
-func (h *harness) survivors() []int {
-	var pids []int
-	proc.Scan(func(st proc.Stat) bool {
-		if !st.Dead() && proc.HasEnv(st.PID, leakMarkVar+"="+h.mark, false) {
-			pids = append(pids, st.PID)
-		}
-		return true
-	})
-	return pids
-}
+func (h *harness) survivors() []string { return leaktest.Tagged(leakMarkVar + "=" + h.mark) }
 
 // tagged lists live processes carrying an executor tag that starts with prefix.
-func tagged(prefix string) []int {
-	var pids []int
-	proc.Scan(func(st proc.Stat) bool {
-		if !st.Dead() && proc.HasEnv(st.PID, proc.TagVar+"="+prefix+"-", true) {
-			pids = append(pids, st.PID)
-		}
-		return true
-	})
-	return pids
-}
+func tagged(prefix string) []string { return leaktest.Tagged(envpolicy.TagVar + "=" + prefix + "-*") }
 
 // req returns a request for command that carries the harness's leak mark.
 func (h *harness) req(command string) bash.Request {
 	return bash.Request{Command: command, Env: map[string]string{leakMarkVar: h.mark}}
 }
 
-func (h *harness) spec(r bash.Request) bash.Spec {
+func (h *harness) spec(r bash.Request) bash.Request {
 	h.t.Helper()
 	if r.Env == nil {
 		r.Env = map[string]string{}
@@ -220,15 +161,9 @@ func pidFile(t *testing.T, name string) (string, func() int) {
 
 // alive reports whether pid is a live (not zombie) process.
 func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	st, ok := proc.ParseStat(string(b))
+	st, ok := proctree.ReadStat(pid)
 	return ok && !st.Dead()
 }
-
-func code(n int) *int { return &n }
 
 func exitCode(r bash.RunResult) string {
 	if r.ExitCode == nil {

@@ -55,36 +55,33 @@ func TestRunResults(t *testing.T) {
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	wd, _ := os.Getwd()
-	owner := bash.OwnerToken("")
+	owner := bash.OwnerToken("agent")
 	tests := []struct {
 		name    string
 		cfg     Config
 		req     bash.Request
-		want    bash.Spec
+		want    bash.Request
 		wantErr string
 	}{
-		{name: "defaults", cfg: Config{Timeout: 5 * time.Second},
+		{name: "defaults", cfg: Config{Limits: bash.Limits{Timeout: 5 * time.Second}},
 			req:  bash.Request{Command: "echo hi"},
-			want: bash.Spec{Command: "echo hi", Workdir: wd, Timeout: 5 * time.Second, StdoutMaxBytes: DefaultMaxOutputBytes}},
+			want: bash.Request{Command: "echo hi", Workdir: wd, Timeout: 5 * time.Second, StdoutMaxBytes: bash.DefaultMaxOutputBytes}},
 		{name: "configured workdir", cfg: Config{Workdir: "/tmp"},
 			req:  bash.Request{Command: "pwd"},
-			want: bash.Spec{Command: "pwd", Workdir: "/tmp", Timeout: DefaultTimeout, StdoutMaxBytes: DefaultMaxOutputBytes}},
+			want: bash.Request{Command: "pwd", Workdir: "/tmp", Timeout: bash.DefaultTimeout, StdoutMaxBytes: bash.DefaultMaxOutputBytes}},
 		{name: "request workdir wins verbatim", cfg: Config{Workdir: "/tmp"},
 			req:  bash.Request{Command: "pwd", Workdir: "rel/dir"},
-			want: bash.Spec{Command: "pwd", Workdir: "rel/dir", Timeout: DefaultTimeout, StdoutMaxBytes: DefaultMaxOutputBytes}},
-		{name: "timeout capped", cfg: Config{MaxTimeout: 2 * time.Second},
+			want: bash.Request{Command: "pwd", Workdir: "rel/dir", Timeout: bash.DefaultTimeout, StdoutMaxBytes: bash.DefaultMaxOutputBytes}},
+		{name: "timeout capped", cfg: Config{Limits: bash.Limits{MaxTimeout: 2 * time.Second}},
 			req:  bash.Request{Command: "true", Timeout: 99999 * time.Millisecond},
-			want: bash.Spec{Command: "true", Workdir: wd, Timeout: 2 * time.Second, StdoutMaxBytes: DefaultMaxOutputBytes}},
-		{name: "default timeout capped too", cfg: Config{Timeout: time.Hour, MaxTimeout: time.Minute},
-			req:  bash.Request{Command: "true"},
-			want: bash.Spec{Command: "true", Workdir: wd, Timeout: time.Minute, StdoutMaxBytes: DefaultMaxOutputBytes}},
+			want: bash.Request{Command: "true", Workdir: wd, Timeout: 2 * time.Second, StdoutMaxBytes: bash.DefaultMaxOutputBytes}},
 		{name: "stdin env owner kept", cfg: Config{},
-			req: bash.Request{Command: "cat", Stdin: []byte{}, Env: map[string]string{"A": "1"}, Owner: &owner, StdoutMaxBytes: 7},
-			want: bash.Spec{Command: "cat", Workdir: wd, Timeout: DefaultTimeout, StdoutMaxBytes: 7,
-				Stdin: []byte{}, Env: map[string]string{"A": "1"}, Owner: &owner}},
-		{name: "blank command", req: bash.Request{Command: " \n\t"}, wantErr: "request.Command"},
-		{name: "negative timeout", req: bash.Request{Command: "true", Timeout: -1}, wantErr: "request.Timeout"},
-		{name: "negative stdout budget", req: bash.Request{Command: "true", StdoutMaxBytes: -1}, wantErr: "request.StdoutMaxBytes"},
+			req: bash.Request{Command: "cat", Stdin: []byte{}, Env: map[string]string{"A": "1"}, Owner: owner, StdoutMaxBytes: 7},
+			want: bash.Request{Command: "cat", Workdir: wd, Timeout: bash.DefaultTimeout, StdoutMaxBytes: 7,
+				Stdin: []byte{}, Env: map[string]string{"A": "1"}, Owner: owner}},
+		{name: "blank command", req: bash.Request{Command: " \n\t"}, wantErr: "Request.Command"},
+		{name: "negative timeout", req: bash.Request{Command: "true", Timeout: -1}, wantErr: "Request.Timeout"},
+		{name: "negative stdout budget", req: bash.Request{Command: "true", StdoutMaxBytes: -1}, wantErr: "Request.StdoutMaxBytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,17 +115,22 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		cfg   Config
 		field string
 	}{
-		{Config{Timeout: -1}, "Timeout"},
-		{Config{MaxTimeout: -time.Second}, "MaxTimeout"},
-		{Config{MaxOutputBytes: -1}, "MaxOutputBytes"},
-		{Config{MaxOutputBytes: 100, HeadBytes: 100}, "HeadBytes"},
-		{Config{HeadBytes: -5}, "HeadBytes"},
-		{Config{MaxSpillBytes: -1}, "MaxSpillBytes"},
-		{Config{Grace: -1}, "Grace"},
-		{Config{Grace: MaxGrace + time.Millisecond}, "Grace"},
+		{Config{Limits: bash.Limits{Timeout: -1}}, "Limits.Timeout"},
+		{Config{Limits: bash.Limits{MaxTimeout: -time.Second}}, "Limits.MaxTimeout"},
+		{Config{Limits: bash.Limits{MaxOutputBytes: -1}}, "Limits.MaxOutputBytes"},
+		{Config{Limits: bash.Limits{MaxOutputBytes: 100, HeadBytes: 100}}, "Limits.HeadBytes"},
+		{Config{Limits: bash.Limits{HeadBytes: -5}}, "Limits.HeadBytes"},
+		{Config{Limits: bash.Limits{MaxSpillBytes: -1}}, "Limits.MaxSpillBytes"},
+		{Config{Limits: bash.Limits{Grace: -1}}, "Limits.Grace"},
+		{Config{Limits: bash.Limits{Grace: bash.MaxGrace + time.Millisecond}}, "Limits.Grace"},
+		{Config{Limits: bash.Limits{Timeout: time.Hour, MaxTimeout: time.Minute}}, "Limits.Timeout 1h0m0s is above Limits.MaxTimeout"},
+		{Config{Limits: bash.Limits{Timeout: 11 * time.Minute}}, "Limits.Timeout"},
+		{Config{ScrubPatterns: []string{"A-B"}}, "Config.ScrubPatterns"},
+		{Config{ScrubPrefixes: []string{""}}, "Config.ScrubPrefixes"},
+		{Config{KeepEnv: []string{"A=B"}}, "Config.KeepEnv"},
 	} {
-		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), "Config."+tc.field+" ") {
-			t.Errorf("New(%+v) = %v; want an error naming Config.%s", tc.cfg, err, tc.field)
+		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.field+" ") {
+			t.Errorf("New(%+v) = %v; want an error naming %s", tc.cfg, err, tc.field)
 		}
 	}
 }
@@ -216,7 +218,7 @@ func TestRunTimeoutAndAbort(t *testing.T) {
 
 func TestRunDrainsAfterExit(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Grace: 100 * time.Millisecond})
+	h := newHarness(t, Config{Limits: bash.Limits{Grace: 100 * time.Millisecond}})
 	pidPath, pid := pidFile(t, "bg")
 	r := h.req("sleep 600 & echo $! > " + pidPath + "; echo shell-done")
 	r.Timeout = 30 * time.Second
@@ -284,19 +286,9 @@ func TestRunEnvironment(t *testing.T) {
 	}
 }
 
-func TestEnviron(t *testing.T) {
-	t.Parallel()
-	got := Environ([]string{"PATH=/bin", "API_KEY=x", "broken", "=x", "TERM=xterm", "dsh_x=1"},
-		DefaultScrubPatterns, DefaultScrubPrefixes, nil, map[string]string{"PAGER": "less"})
-	want := "GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 NO_COLOR=1 PAGER=less PATH=/bin TERM=dumb"
-	if strings.Join(got, " ") != want {
-		t.Errorf("Environ = %v\nwant %s", got, want)
-	}
-}
-
 func TestRunOutputBudgets(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{MaxOutputBytes: 100, HeadBytes: 20})
+	h := newHarness(t, Config{Limits: bash.Limits{MaxOutputBytes: 100, HeadBytes: 20}})
 	t.Run("stdout budget raised by a trusted caller, stderr keeps its own", func(t *testing.T) {
 		r := h.req("head -c 500 /dev/zero | tr '\\0' x; head -c 500 /dev/zero | tr '\\0' y >&2")
 		r.StdoutMaxBytes = 500
@@ -335,7 +327,7 @@ func TestRunOutputBudgets(t *testing.T) {
 
 func TestRunPartialSpill(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{MaxOutputBytes: 100, MaxSpillBytes: 1000})
+	h := newHarness(t, Config{Limits: bash.Limits{MaxOutputBytes: 100, MaxSpillBytes: 1000}})
 	res := h.run(h.req("head -c 5000 /dev/zero | tr '\\0' p"))
 	o := res.Stdout
 	if !o.Spill.Partial || o.Spill.Path == "" {
@@ -349,7 +341,7 @@ func TestRunPartialSpill(t *testing.T) {
 func TestCloseRemovesSpills(t *testing.T) {
 	t.Parallel()
 	for _, keep := range []bool{false, true} {
-		ex, err := New(Config{MaxOutputBytes: 10, SpillDir: t.TempDir(), KeepSpills: keep, Grace: testGrace})
+		ex, err := New(Config{Limits: bash.Limits{MaxOutputBytes: 10, Grace: testGrace}, SpillDir: t.TempDir(), KeepSpills: keep})
 		if err != nil {
 			t.Fatal(err)
 		}

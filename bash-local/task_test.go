@@ -41,19 +41,19 @@ func TestStartLifecycle(t *testing.T) {
 func TestStartStdinEnvAndOwner(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, Config{})
-	owner := bash.OwnerToken("")
+	owner := bash.OwnerToken("agent")
 	r := h.req(`cat; echo "[$EXTRA]"`)
 	r.Stdin = []byte("in:")
 	r.Env["EXTRA"] = "x"
-	r.Owner = &owner
+	r.Owner = owner
 	task := h.start(r)
 	waitDone(t, task)
 	read, err := h.ex.ReadOutput(task.ID())
 	if err != nil || read.Delta != "in:[x]\n" {
 		t.Errorf("ReadOutput = %q, %v; want stdin and env to reach the task", read.Delta, err)
 	}
-	if tok, ok := h.ex.OwnerOf(task.ID()); !ok || tok != "" {
-		t.Errorf("OwnerOf = %q, %v; want the empty token, present", tok, ok)
+	if tok, ok := h.ex.OwnerOf(task.ID()); !ok || tok != owner {
+		t.Errorf("OwnerOf = %q, %v; want %q, present", tok, ok, owner)
 	}
 	plain := h.start(h.req("true"))
 	if _, ok := h.ex.OwnerOf(plain.ID()); ok {
@@ -114,7 +114,7 @@ func TestReadOutputMerge(t *testing.T) {
 
 func TestReadOutputLossy(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{MaxOutputBytes: 100})
+	h := newHarness(t, Config{Limits: bash.Limits{MaxOutputBytes: 100}})
 	for _, stream := range []string{"", ">&2"} {
 		task := h.start(h.req("seq 1 100 " + stream))
 		waitDone(t, task)
@@ -350,7 +350,7 @@ func TestClose(t *testing.T) {
 
 func TestCloseBoundedByContext(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Grace: time.Minute})
+	h := newHarness(t, Config{Limits: bash.Limits{Grace: time.Minute}})
 	h.closeErr = true
 	pidPath, pid := pidFile(t, "p")
 	h.start(h.req("trap '' TERM; echo $$ > " + pidPath + "; sleep 600"))

@@ -41,7 +41,7 @@ func BenchmarkSSHRun(b *testing.B) {
 
 func BenchmarkLocalRun(b *testing.B) {
 	b.Run("true", func(b *testing.B) {
-		ex, err := bashlocal.New(bashlocal.Config{Grace: testGrace})
+		ex, err := bashlocal.New(bashlocal.Config{Limits: bash.Limits{Grace: testGrace}})
 		if err != nil {
 			b.Fatal(err)
 		}

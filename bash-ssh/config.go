@@ -10,22 +10,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/envpolicy"
+
 	"golang.org/x/crypto/ssh"
 )
 
-// Defaults applied by New to zero fields of Config. The executor defaults are those of the local
-// backend (github.com/dsh-go/dsh/bash-local), so that swapping backends changes nothing a model sees.
+// Defaults applied by New to zero fields of Config. The executor's limits (timeouts, output
+// budgets, grace) are those of every backend, bash.Limits, so that swapping backends changes
+// nothing a model sees.
 const (
-	DefaultPort           = 22
-	DefaultTimeout        = 120 * time.Second
-	DefaultMaxTimeout     = 600 * time.Second
-	DefaultMaxOutputBytes = 64_000
-	DefaultHeadBytes      = 16_000
-	DefaultMaxSpillBytes  = 64 << 20
-	DefaultGrace          = 3 * time.Second
-	// MaxGrace bounds Grace; a larger value is refused.
-	MaxGrace = 2_147_483_647 * time.Millisecond
-
+	DefaultPort = 22
 	// DefaultMaxSessions is OpenSSH's own default limit of sessions per connection (sshd_config
 	// MaxSessions).
 	DefaultMaxSessions    = 10
@@ -35,18 +30,6 @@ const (
 	DefaultWorkdir        = "~"
 	DefaultRemoteBash     = "bash"
 )
-
-// DefaultScrubPatterns are the substrings that mark a variable of the remote login environment as a
-// credential: a name that contains one (case-insensitively) is not passed to commands unless listed
-// in Config.KeepEnv or set explicitly through Request.Env.
-var DefaultScrubPatterns = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSPHRASE", "CREDENTIAL"}
-
-// DefaultScrubPrefixes are the name prefixes of remote login variables that are never passed on.
-var DefaultScrubPrefixes = []string{"DSH_"}
-
-// TerminalOverrides are set in every remote command's environment, after scrubbing and before the
-// request's own variables, so that tools print plain text and never wait for a pager or a prompt.
-var TerminalOverrides = []string{"NO_COLOR=1", "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
 
 // Config configures an Executor. Host is required and at least one way to authenticate must be
 // available (IdentityFiles, or an SSH agent); every other zero field takes its default. New refuses
@@ -89,32 +72,21 @@ type Config struct {
 	// negative value turns keepalives off: then only the server closing the connection is noticed.
 	KeepaliveInterval time.Duration
 
+	// Limits bound every command in time and memory (see bash.Limits for the defaults). Grace is
+	// also how long output is still collected after the command's shell exited.
+	bash.Limits
 	// Workdir is where commands start on the remote host when a request names no directory. The
 	// default "~" is the remote user's home; "~/x" is relative to it, and so is a relative path.
 	Workdir string
-	// Timeout is the default foreground timeout (120 s); MaxTimeout caps it and every request's
-	// timeout (600 s).
-	Timeout    time.Duration
-	MaxTimeout time.Duration
-	// MaxOutputBytes is the per-stream in-memory budget (64,000 bytes), of which the first
-	// HeadBytes (16,000) are kept whatever follows and the rest is a byte-exact tail.
-	MaxOutputBytes int
-	HeadBytes      int
-	// MaxSpillBytes caps each spill file (64 MiB): past it the file keeps the first MaxSpillBytes
-	// bytes and is reported as partial.
-	MaxSpillBytes int64
-	// Grace is the time between SIGTERM and SIGKILL, and how long output is still collected after
-	// the command's shell has exited (3 s).
-	Grace time.Duration
 	// SpillDir is where the executor's private spill directory is created, on the local machine.
 	// Empty means the OS temp dir.
 	SpillDir string
 	// KeepSpills keeps spill files after Close; by default Close removes the private directory.
 	KeepSpills bool
 	// ScrubPatterns and ScrubPrefixes select variables of the remote login environment that are
-	// not passed to commands (nil means DefaultScrubPatterns and DefaultScrubPrefixes; an empty
-	// non-nil slice scrubs nothing of that kind). KeepEnv names variables to pass even when they
-	// match. Patterns and prefixes must be letters, digits and underscores.
+	// not passed to commands, by the same rule and defaults as the local backend's (nil means the
+	// defaults; an empty non-nil slice scrubs nothing of that kind). KeepEnv names variables to
+	// pass even when they match. Patterns and prefixes must be letters, digits and underscores.
 	ScrubPatterns []string
 	ScrubPrefixes []string
 	KeepEnv       []string
@@ -125,7 +97,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-func (c Config) withDefaults() (Config, error) {
+func (c Config) withDefaults() (Config, envpolicy.Policy, error) {
 	if c.Port == 0 {
 		c.Port = DefaultPort
 	}
@@ -135,7 +107,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.KnownHostsFiles == nil && c.HostKeyCallback == nil {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return c, fieldError("KnownHostsFiles", "is empty and the home directory is unknown: "+err.Error())
+			return c, envpolicy.Policy{}, fieldError("KnownHostsFiles", "is empty and the home directory is unknown: "+err.Error())
 		}
 		c.KnownHostsFiles = []string{filepath.Join(home, ".ssh", "known_hosts")}
 	}
@@ -157,37 +129,21 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Workdir == "" {
 		c.Workdir = DefaultWorkdir
 	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxTimeout == 0 {
-		c.MaxTimeout = DefaultMaxTimeout
-	}
-	if c.MaxOutputBytes == 0 {
-		c.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	if c.HeadBytes == 0 {
-		c.HeadBytes = min(DefaultHeadBytes, c.MaxOutputBytes/4)
-	}
-	if c.MaxSpillBytes == 0 {
-		c.MaxSpillBytes = DefaultMaxSpillBytes
-	}
-	if c.Grace == 0 {
-		c.Grace = DefaultGrace
-	}
-	if c.ScrubPatterns == nil {
-		c.ScrubPatterns = DefaultScrubPatterns
-	}
-	if c.ScrubPrefixes == nil {
-		c.ScrubPrefixes = DefaultScrubPrefixes
-	}
 	if c.RemoteBash == "" {
 		c.RemoteBash = DefaultRemoteBash
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	return c, c.validate()
+	c.Limits.SetDefaults()
+	if err := c.validate(); err != nil {
+		return c, envpolicy.Policy{}, err
+	}
+	scrub, err := envpolicy.New(c.ScrubPatterns, c.ScrubPrefixes, c.KeepEnv)
+	if err != nil {
+		return c, envpolicy.Policy{}, fmt.Errorf("bashssh: %w", err)
+	}
+	return c, scrub, nil
 }
 
 func (c Config) validate() error {
@@ -208,39 +164,13 @@ func (c Config) validate() error {
 		return fieldError("MaxConnections", "must be positive")
 	case c.DialTimeout < 0:
 		return fieldError("DialTimeout", "must be positive")
-	case c.Timeout < 0:
-		return fieldError("Timeout", "must be positive")
-	case c.MaxTimeout < 0:
-		return fieldError("MaxTimeout", "must be positive")
-	case c.MaxOutputBytes < 0:
-		return fieldError("MaxOutputBytes", "must be positive")
-	case c.HeadBytes < 0 || c.HeadBytes >= c.MaxOutputBytes:
-		return fieldError("HeadBytes", fmt.Sprintf("must be at least 0 and less than MaxOutputBytes (%d)", c.MaxOutputBytes))
-	case c.MaxSpillBytes < 0:
-		return fieldError("MaxSpillBytes", "must be positive")
-	case c.Grace < 0:
-		return fieldError("Grace", "must be positive")
-	case c.Grace > MaxGrace:
-		return fieldError("Grace", fmt.Sprintf("must be no greater than %v", MaxGrace))
 	case strings.ContainsRune(c.Workdir, 0):
 		return fieldError("Workdir", "must not contain a NUL byte")
 	case strings.ContainsAny(c.RemoteBash, "\x00\n"):
 		return fieldError("RemoteBash", "must not contain a NUL byte or a newline")
 	}
-	for _, list := range []struct {
-		name string
-		vals []string
-	}{{"ScrubPatterns", c.ScrubPatterns}, {"ScrubPrefixes", c.ScrubPrefixes}} {
-		for _, v := range list.vals {
-			if !isWord(v) {
-				return fieldError(list.name, fmt.Sprintf("entry %q must be letters, digits and underscores", v))
-			}
-		}
-	}
-	for _, name := range c.KeepEnv {
-		if !validEnvName(name) {
-			return fieldError("KeepEnv", fmt.Sprintf("entry %q is not a variable name", name))
-		}
+	if err := c.Limits.Validate(); err != nil {
+		return fmt.Errorf("bashssh: Config: %w", err)
 	}
 	return nil
 }
@@ -254,24 +184,4 @@ func localUser() string {
 		return u.Username
 	}
 	return os.Getenv("USER")
-}
-
-// isWord reports whether s is a non-empty run of ASCII letters, digits and underscores.
-func isWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if !(ch == '_' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
-// validEnvName reports whether name can be passed to the remote side as an environment variable:
-// not empty, without "=" or NUL, and not starting with "-" (env(1) would take it for an option).
-func validEnvName(name string) bool {
-	return name != "" && !strings.ContainsAny(name, "=\x00") && name[0] != '-'
 }

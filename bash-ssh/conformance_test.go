@@ -1,6 +1,7 @@
 package bashssh
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -26,10 +27,8 @@ func TestConformance(t *testing.T) {
 		trackTags(ex)
 		return ex
 	}, bashtest.Options{
-		Workdir:        workdir,
-		DefaultTimeout: cfg.Timeout,
-		MaxTimeout:     cfg.MaxTimeout,
-		Grace:          cfg.Grace,
-		MaxOutputBytes: cfg.MaxOutputBytes,
+		Workdir:  workdir,
+		Limits:   cfg.Limits,
+		Escapees: runtime.GOOS == "linux", // the "remote" host is this machine
 	})
 }

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash-local/output"
-	"github.com/dsh-go/dsh/bash-local/tasks"
+	"github.com/dsh-go/dsh/bash/backend"
+	"github.com/dsh-go/dsh/internal/envpolicy"
 )
 
 // errTimeout is the cause recorded when a foreground run's own deadline fires; errStartTimeout when
@@ -41,17 +41,16 @@ var (
 //
 //catalog:service bash/ssh-executor
 type Executor struct {
-	cfg      Config
-	host     string // user@host:port, for messages
-	dialer   *dialer
-	pool     *pool
-	tag      string // prefix of the tag every command carries
-	marker   string // starts the launcher's control lines
-	patterns []string
-	prefixes []string
-	spills   output.SpillDir
-	listen   bash.Listeners
-	wg       sync.WaitGroup // every goroutine the executor starts
+	cfg    Config
+	host   string // user@host:port, for messages
+	dialer *dialer
+	pool   *pool
+	tag    string // prefix of the tag every command carries
+	marker string // starts the launcher's control lines
+	scrub  envpolicy.Policy
+	spills backend.SpillDir
+	listen bash.Listeners
+	wg     sync.WaitGroup // every goroutine the executor starts
 
 	// createSpill opens a spill file; tests replace it to simulate a full disk.
 	createSpill func(stream string) (*os.File, error)
@@ -64,7 +63,7 @@ type Executor struct {
 	reaperDone chan struct{}
 	reaps      atomic.Uint64 // reaper rounds, for tests
 
-	tasks tasks.Table // background tasks; added under mu so that Close never misses one
+	tasks backend.TaskTable // background tasks; added under mu so that Close never misses one
 
 	mu      sync.Mutex
 	closed  bool
@@ -75,7 +74,6 @@ type Executor struct {
 	orphans []target                 // commands whose connection was lost while they ran
 
 	closeOnce sync.Once
-	closeDone chan struct{}
 	closeErr  error
 }
 
@@ -85,7 +83,7 @@ var _ bash.Executor = (*Executor)(nil)
 // file that cannot be read or a known_hosts file that cannot be parsed. It does not connect: the
 // first command does (Connect checks the connection eagerly).
 func New(cfg Config) (*Executor, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, scrub, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -107,13 +105,7 @@ func New(cfg Config) (*Executor, error) {
 		watch:      make(map[int]string),
 		reapNow:    make(chan struct{}, 1),
 		reaperDone: make(chan struct{}),
-		closeDone:  make(chan struct{}),
-	}
-	for _, p := range cfg.ScrubPatterns {
-		e.patterns = append(e.patterns, strings.ToUpper(p))
-	}
-	for _, p := range cfg.ScrubPrefixes {
-		e.prefixes = append(e.prefixes, strings.ToUpper(p))
+		scrub:      scrub,
 	}
 	e.spills.Parent = cfg.SpillDir
 	e.createSpill = e.spills.Create
@@ -144,73 +136,15 @@ func (e *Executor) Connect(ctx context.Context) error {
 	return nil
 }
 
-// Resolve implements bash.Executor.Resolve: it returns req as a Spec with this executor's
-// defaults and caps applied, or an error naming the invalid field of req. Nothing is sent to the
-// host.
-func (e *Executor) Resolve(req bash.Request) (bash.Spec, error) {
-	if strings.TrimSpace(req.Command) == "" {
-		return bash.Spec{}, errors.New("bashssh: request.Command must not be empty")
-	}
-	if req.Timeout < 0 {
-		return bash.Spec{}, errors.New("bashssh: request.Timeout must be positive")
-	}
-	if req.StdoutMaxBytes < 0 {
-		return bash.Spec{}, errors.New("bashssh: request.StdoutMaxBytes must be positive")
-	}
-	spec := bash.Spec{
-		Command:        req.Command,
-		Workdir:        req.Workdir,
-		Timeout:        req.Timeout,
-		StdoutMaxBytes: req.StdoutMaxBytes,
-		Stdin:          req.Stdin,
-		Env:            req.Env,
-		Owner:          req.Owner,
-	}
-	if spec.Workdir == "" {
-		spec.Workdir = e.cfg.Workdir
-	}
-	if spec.Timeout == 0 {
-		spec.Timeout = e.cfg.Timeout
-	}
-	spec.Timeout = min(spec.Timeout, e.cfg.MaxTimeout)
-	if spec.StdoutMaxBytes == 0 {
-		spec.StdoutMaxBytes = e.cfg.MaxOutputBytes
-	}
-	return spec, nil
-}
-
-func checkSpec(spec bash.Spec) error {
-	switch {
-	case strings.TrimSpace(spec.Command) == "":
-		return errors.New("bashssh: spec.Command must not be empty")
-	case spec.Timeout <= 0:
-		return errors.New("bashssh: spec.Timeout must be positive (build specs with Resolve)")
-	case spec.StdoutMaxBytes < 0:
-		return errors.New("bashssh: spec.StdoutMaxBytes must not be negative")
-	}
-	return nil
-}
-
-func (e *Executor) collector(stream string, maxBytes int) *output.Collector {
-	head := e.cfg.HeadBytes
-	if maxBytes != e.cfg.MaxOutputBytes {
-		head = min(head, maxBytes/4)
-	}
-	c, err := output.New(output.Config{
-		MaxBytes:      maxBytes,
-		HeadBytes:     head,
-		MaxSpillBytes: e.cfg.MaxSpillBytes,
-		Create:        func() (output.SpillFile, error) { return e.openSpill(stream) },
-	})
-	if err != nil { // unreachable: budgets are validated by New and checkSpec
-		panic(err)
-	}
-	return c
+// Resolve implements bash.Executor.Resolve: it returns req with this executor's defaults and
+// caps applied, or an error naming the invalid field of req. Nothing is sent to the host.
+func (e *Executor) Resolve(req bash.Request) (bash.Request, error) {
+	return backend.Resolve(req, e.cfg.Limits, e.cfg.Workdir)
 }
 
 // openSpill creates a local spill file whose write errors are logged with the host they came from:
 // the collector then abandons the file, and the log says why the full output is unavailable.
-func (e *Executor) openSpill(stream string) (output.SpillFile, error) {
+func (e *Executor) openSpill(stream string) (backend.SpillFile, error) {
 	f, err := e.createSpill(stream)
 	if err != nil {
 		e.cfg.Logger.Warn("bashssh: cannot create a local spill file; the full output of the command is not kept (head and tail are)",
@@ -256,7 +190,7 @@ func (f *spillFile) Close() error {
 // prepare builds the command line for spec and registers its process as live. It returns
 // bash.ErrClosed after Close, and an error naming what cannot be sent (a NUL byte, a variable name,
 // a command too long).
-func (e *Executor) prepare(spec bash.Spec, stdout, stderr *output.Collector) (*remoteProc, error) {
+func (e *Executor) prepare(spec bash.Request, streams backend.Streams) (*remoteProc, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -274,9 +208,9 @@ func (e *Executor) prepare(spec bash.Spec, stdout, stderr *output.Collector) (*r
 		workdir:  spec.Workdir,
 		stdin:    spec.Stdin != nil,
 		bash:     e.cfg.RemoteBash,
-		patterns: e.patterns,
-		prefixes: e.prefixes,
-		keep:     e.cfg.KeepEnv,
+		patterns: upper(e.scrub.Patterns),
+		prefixes: upper(e.scrub.Prefixes),
+		keep:     e.scrub.Keep,
 		env:      env,
 		command:  spec.Command,
 	}.build()
@@ -288,7 +222,7 @@ func (e *Executor) prepare(spec bash.Spec, stdout, stderr *output.Collector) (*r
 	if e.closed {
 		return nil, bash.ErrClosed
 	}
-	p := e.launch(line, spec.Stdin, tag, stdout, stderr)
+	p := e.launch(line, spec.Stdin, tag, streams.Stdout, streams.Stderr)
 	e.live[p] = struct{}{}
 	return p, nil
 }
@@ -314,23 +248,23 @@ func (e *Executor) retire(p *remoteProc) {
 	}
 }
 
-// Run implements bash.Executor.Run for spec on the remote host, cancelled by ctx. Besides the
-// errors of the contract, it returns a *ConnectError when the host cannot be reached, a
-// *SpawnError when the remote side cannot start the command (a workdir that does not exist, no
+// Run implements bash.Executor.Run for req, resolved, on the remote host, cancelled by ctx.
+// Besides the errors of the contract, it returns a *ConnectError when the host cannot be reached,
+// a *SpawnError when the remote side cannot start the command (a workdir that does not exist, no
 // bash), and an error matching ErrConnectionLost when the connection broke while the command ran;
-// the partial result is returned with it. spec.Timeout runs from the moment the server has the
-// command; connecting and waiting for a free session are bounded by the longer of spec.Timeout and
+// the partial result is returned with it. The timeout runs from the moment the server has the
+// command; connecting and waiting for a free session are bounded by the longer of the timeout and
 // Config.DialTimeout.
-func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
-	if err := checkSpec(spec); err != nil {
+func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, error) {
+	spec, err := e.Resolve(req)
+	if err != nil {
 		return bash.RunResult{}, err
 	}
 	if ctx.Err() != nil {
 		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
 	}
-	stdout := e.collector("stdout", spec.StdoutMaxBytes)
-	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
-	p, err := e.prepare(spec, stdout, stderr)
+	streams := backend.NewStreams(e.cfg.Limits, spec.StdoutMaxBytes, e.openSpill)
+	p, err := e.prepare(spec, streams)
 	if err != nil {
 		return bash.RunResult{}, err
 	}
@@ -362,17 +296,17 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	}
 	out := p.result()
 	exit, failure, notStarted := out.exit, out.failure, out.notStarted
-	stdout.Seal()
-	stderr.Seal()
+	streams.Seal()
 	e.retire(p)
+	stdout, stderr := streams.Output()
 	res := bash.RunResult{
 		ExitCode: exit.code,
 		Signal:   exit.signal,
 		TimedOut: cause == errTimeout || cause == errStartTimeout,
 		Aborted:  cause != nil && cause != errTimeout && cause != errStartTimeout,
 		Timeout:  spec.Timeout,
-		Stdout:   stdout.Output(),
-		Stderr:   stderr.Output(),
+		Stdout:   stdout,
+		Stderr:   stderr,
 	}
 	switch {
 	case failure == nil:
@@ -389,36 +323,29 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, err
 	return res, failure
 }
 
-// Start implements bash.Executor.Start: it starts spec as a background task on the remote host
-// and returns the task's handle, or an error for an invalid spec or a closed executor. A task whose
+// Start implements bash.Executor.Start: it starts req, resolved, as a background task on the
+// remote host and returns the task's handle, or an error for an invalid request or a closed
+// executor. A task whose
 // command cannot be started (host unreachable, host key or authentication refused, workdir
 // missing, no bash) ends killed with "spawn failed: REASON" in its next read; a task whose
 // connection breaks ends killed with "connection lost: …" there.
-func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
-	if err := checkSpec(spec); err != nil {
+func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
+	spec, err := e.Resolve(req)
+	if err != nil {
 		return nil, err
 	}
-	stdout := e.collector("stdout", e.cfg.MaxOutputBytes)
-	stderr := e.collector("stderr", e.cfg.MaxOutputBytes)
+	streams := backend.NewStreams(e.cfg.Limits, e.cfg.MaxOutputBytes, e.openSpill)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil, bash.ErrClosed
 	}
-	t := e.tasks.Add(spec.Command, spec.Owner, stdout, stderr)
+	t := e.tasks.Add(spec.Command, spec.Owner, streams.Stdout, streams.Stderr)
 	e.mu.Unlock()
 
-	p, err := e.prepare(spec, stdout, stderr)
+	p, err := e.prepare(spec, streams)
 	if err != nil {
-		t.SetNote("spawn failed: " + err.Error())
-		stdout.Seal()
-		stderr.Seal()
-		t.Control.MarkKilled()
-		e.wg.Add(1)
-		go func() { // listeners never run inside Start
-			defer e.wg.Done()
-			t.Control.Settle(nil, "", e.listen.Notify)
-		}()
+		t.FailSpawn(err, e.listen.Notify, &e.wg)
 		return t.Task, nil
 	}
 	t.SetStop(func() { p.terminate(false, false) })
@@ -427,8 +354,7 @@ func (e *Executor) Start(spec bash.Spec) (*bash.Task, error) {
 		defer e.wg.Done()
 		out := p.result()
 		exit, failure, notStarted, lost := out.exit, out.failure, out.notStarted, out.lost
-		stdout.Seal()
-		stderr.Seal()
+		streams.Seal()
 		e.retire(p)
 		if failure != nil && !errors.Is(failure, errNotStarted) {
 			note := "spawn failed: " + failure.Error()
@@ -479,11 +405,8 @@ func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 // done, SIGKILL goes out at once and Close returns ctx's error. It also returns an error naming the
 // host when the remote processes could not be reached or did not all end.
 func (e *Executor) Close(ctx context.Context) error {
-	e.closeOnce.Do(func() {
-		defer close(e.closeDone)
-		e.closeErr = e.close(ctx)
-	})
-	<-e.closeDone
+	// sync.Once makes a second call wait for the first: no extra channel is needed.
+	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
 	return e.closeErr
 }
 
@@ -588,4 +511,13 @@ func (e *Executor) close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// upper returns list upper-cased, as the remote launcher compares names.
+func upper(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = strings.ToUpper(s)
+	}
+	return out
 }

@@ -13,7 +13,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-ssh/internal/sshdtest"
+	"github.com/dsh-go/dsh/internal/envpolicy"
 )
 
 const testGrace = 200 * time.Millisecond
@@ -78,7 +80,7 @@ func taggedProcesses() []string {
 			continue
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
-			value, ok := bytes.CutPrefix(kv, []byte(TagVar+"="))
+			value, ok := bytes.CutPrefix(kv, []byte(envpolicy.TagVar+"="))
 			if !ok {
 				continue
 			}
@@ -121,7 +123,7 @@ func serverConfig(s *sshdtest.Server) Config {
 		KnownHostsFiles: []string{s.KnownHosts},
 		IdentityFiles:   []string{s.ClientKey},
 		NoAgent:         true,
-		Grace:           testGrace,
+		Limits:          bash.Limits{Grace: testGrace},
 	}
 }
 

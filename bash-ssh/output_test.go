@@ -70,7 +70,7 @@ func TestLargeOutput(t *testing.T) {
 		t.Errorf("exit %s", codeString(res.ExitCode))
 	case out.TotalBytes != size:
 		t.Errorf("TotalBytes %d, want %d", out.TotalBytes, size)
-	case !strings.HasPrefix(out.Head, line+line) || len(out.Head) != DefaultHeadBytes:
+	case !strings.HasPrefix(out.Head, line+line) || len(out.Head) != bash.DefaultHeadBytes:
 		t.Errorf("head of %d bytes does not start the stream", len(out.Head))
 	case int64(len(out.Head)+len(out.Tail))+out.OmittedBytes != size:
 		t.Errorf("head %d + tail %d + omitted %d is not %d", len(out.Head), len(out.Tail), out.OmittedBytes, size)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/envpolicy"
 )
 
 // The remote side of the executor is two small bash programs sent with every session (nothing is
@@ -237,11 +239,6 @@ var launcher = func() string {
 // as one argument, and Linux limits one argument to 128 KiB (MAX_ARG_STRLEN).
 const maxCommandLine = 128<<10 - 1
 
-// TagVar is the environment variable that marks every process a command starts, so that processes
-// that leave the command's process group (setsid, double fork) are still found and stopped on a
-// Linux remote, through /proc. Its value is "<executor>-<n>".
-const TagVar = "DSH_BASH_TASK"
-
 // quote returns s as one word for a POSIX shell: single-quoted, with every single quote written
 // '\”. It is safe for any bytes but NUL, which no argument can carry.
 func quote(s string) string {
@@ -306,16 +303,16 @@ func (a launchArgs) build() (string, error) {
 // extra (which wins over them), then the tag. extra is validated: a name that cannot be passed is an
 // error naming it.
 func envEntries(extra map[string]string, tag string) ([]string, error) {
-	vals := make(map[string]string, len(TerminalOverrides)+len(extra))
-	names := make([]string, 0, len(TerminalOverrides)+len(extra))
-	for _, kv := range TerminalOverrides {
+	vals := make(map[string]string, 5+len(extra))
+	names := make([]string, 0, 5+len(extra))
+	for _, kv := range envpolicy.TerminalOverrides() {
 		name, value, _ := strings.Cut(kv, "=")
 		vals[name] = value
 		names = append(names, name)
 	}
 	extraNames := make([]string, 0, len(extra))
 	for name, value := range extra {
-		if !validEnvName(name) {
+		if !envpolicy.ValidName(name) {
 			return nil, fmt.Errorf("environment variable name %q cannot be passed (empty, or with \"=\", NUL or a leading \"-\")", name)
 		}
 		if strings.ContainsRune(value, 0) {
@@ -332,7 +329,7 @@ func envEntries(extra map[string]string, tag string) ([]string, error) {
 	for _, name := range names {
 		out = append(out, name+"="+vals[name])
 	}
-	return append(out, TagVar+"="+tag), nil
+	return append(out, envpolicy.TagVar+"="+tag), nil
 }
 
 // controlCommand builds the command line of a controller session.
@@ -346,7 +343,7 @@ func controlCommand(bashPath, marker, mode string, grace time.Duration, own, swe
 
 // ownPattern returns the extended grep pattern that matches the tag of every command of the
 // executor tagged execTag.
-func ownPattern(execTag string) string { return "^" + TagVar + "=" + execTag + "-[0-9]+$" }
+func ownPattern(execTag string) string { return "^" + envpolicy.TagVar + "=" + execTag + "-[0-9]+$" }
 
 // tagsPattern returns the extended grep pattern that matches exactly the given tags, or "" for
 // none.
@@ -354,5 +351,5 @@ func tagsPattern(tags []string) string {
 	if len(tags) == 0 {
 		return ""
 	}
-	return "^" + TagVar + "=(" + strings.Join(tags, "|") + ")$"
+	return "^" + envpolicy.TagVar + "=(" + strings.Join(tags, "|") + ")$"
 }

@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/envpolicy"
 )
 
 // runLauncher runs a launcher command line the way sshd does, with a login shell (sh -c), on this
@@ -96,7 +99,7 @@ func TestEnvEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"NO_COLOR=1", "TERM=xterm", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "A=1", "B=2", TagVar + "=t-1"}
+	want := []string{"NO_COLOR=1", "TERM=xterm", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "A=1", "B=2", envpolicy.TagVar + "=t-1"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("envEntries = %q, want %q", got, want)
 	}
@@ -155,7 +158,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative dial timeout", func(c *Config) { c.DialTimeout = -1 }, "DialTimeout"},
 		{"negative timeout", func(c *Config) { c.Timeout = -1 }, "Timeout"},
 		{"head not below the cap", func(c *Config) { c.MaxOutputBytes, c.HeadBytes = 100, 100 }, "HeadBytes"},
-		{"grace too long", func(c *Config) { c.Grace = MaxGrace + 1 }, "Grace"},
+		{"grace too long", func(c *Config) { c.Grace = bash.MaxGrace + 1 }, "Grace"},
 		{"pattern with a glob", func(c *Config) { c.ScrubPatterns = []string{"KEY*"} }, "ScrubPatterns"},
 		{"keep an impossible name", func(c *Config) { c.KeepEnv = []string{"A=B"} }, "KeepEnv"},
 		{"NUL in the workdir", func(c *Config) { c.Workdir = "a\x00" }, "Workdir"},
@@ -163,7 +166,7 @@ func TestConfigValidation(t *testing.T) {
 	for _, tt := range tests {
 		cfg := base
 		tt.edit(&cfg)
-		_, err := cfg.withDefaults()
+		_, _, err := cfg.withDefaults()
 		if err == nil || !strings.Contains(err.Error(), tt.field) {
 			t.Errorf("%s: error %v, want one naming %s", tt.name, err, tt.field)
 		}

@@ -116,7 +116,7 @@ func TestEnvironment(t *testing.T) {
 		{"empty value", map[string]string{"EMPTY": ""}, show("EMPTY"), "EMPTY=;"},
 		{"names bash cannot hold still reach children", map[string]string{"A.B": "dotted", "1X": "digit"},
 			`env | grep -E '^(A\.B|1X)=' | sort | tr '\n' ';'`, "1X=digit;A.B=dotted;"},
-		{"the tag marks the command", nil, `case $DSH_BASH_TASK in ` + ex.tag + `-[0-9]*) echo tagged;; esac`, "tagged\n"},
+		{"the tag marks the command", nil, `case $DSH_PROC_TAG in ` + ex.tag + `-[0-9]*) echo tagged;; esac`, "tagged\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/dsh-go/dsh/bash-local/output"
+	"github.com/dsh-go/dsh/bash/backend"
 )
 
 // SpawnError reports a command that could not be started on the remote host: a working directory
@@ -77,8 +77,8 @@ type remoteProc struct {
 	tag    string
 	line   string
 	stdin  []byte
-	stdout *output.Collector
-	stderr *output.Collector
+	stdout *backend.Collector
+	stderr *backend.Collector
 
 	ctx    context.Context // bounds the start; cancelled by a stop that comes first
 	cancel context.CancelCauseFunc
@@ -111,7 +111,7 @@ type remoteProc struct {
 
 // launch starts line in a new session and returns at once; the returned process reports its
 // progress through its channels. The start is bounded by the executor's lifetime.
-func (e *Executor) launch(line string, stdin []byte, tag string, stdout, stderr *output.Collector) *remoteProc {
+func (e *Executor) launch(line string, stdin []byte, tag string, stdout, stderr *backend.Collector) *remoteProc {
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	p := &remoteProc{
 		e: e, tag: tag, line: line, stdin: stdin, stdout: stdout, stderr: stderr,

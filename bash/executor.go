@@ -11,34 +11,35 @@ import "context"
 //
 //catalog:service bash/executor
 type Executor interface {
-	// Resolve turns req into a Spec: it fills Workdir, Timeout and StdoutMaxBytes from the
-	// executor's configuration (read at call time), caps Timeout at the configured maximum, and
-	// copies Stdin, Env and Owner verbatim, keeping their absence. It returns the spec, or an error
-	// naming the field when req.Command is blank, req.Timeout is negative or req.StdoutMaxBytes is
-	// negative. It starts nothing.
-	Resolve(req Request) (Spec, error)
+	// Resolve returns req as Run and Start will see it: Workdir, Timeout and StdoutMaxBytes
+	// filled from the executor's configuration (read at call time) and Timeout capped at the
+	// configured maximum; Stdin, Env and Owner are copied verbatim. It returns an error naming the
+	// field when req.Command is blank, req.Timeout is negative or req.StdoutMaxBytes is negative.
+	// It starts nothing.
+	Resolve(req Request) (Request, error)
 
-	// Run runs spec in the foreground and returns once the command has exited and its output has
-	// been collected. ctx is the caller's cancellation: when it is done first the command is
-	// stopped and the result has Aborted set; when spec.Timeout passes first the result has
-	// TimedOut set. Stopping means SIGTERM to the command's process tree, then SIGKILL after the
-	// executor's grace period. spec.Owner is ignored.
+	// Run runs req in the foreground, resolved as Resolve does, and returns once the command has
+	// exited and its output has been collected. ctx is the caller's cancellation: when it is done
+	// first the command is stopped and the result has Aborted set; when the timeout passes first
+	// the result has TimedOut set. Stopping means SIGTERM to the command's process tree, then
+	// SIGKILL after the executor's grace period. req.Owner is ignored.
 	//
-	// It returns an error wrapping ErrAbortedBeforeSpawn when ctx is already done, ErrClosed after
-	// Close, and an error when the command cannot be started, which wraps the cause so that
-	// errors.Is works on it (fs.ErrNotExist when spec.Workdir does not exist). Processes the
-	// command left running in the background are not waited for; Close stops them.
-	Run(ctx context.Context, spec Spec) (RunResult, error)
+	// It returns Resolve's error for an invalid request, an error wrapping ErrAbortedBeforeSpawn
+	// when ctx is already done, ErrClosed after Close, and an error when the command cannot be
+	// started, which wraps the cause so that errors.Is works on it (fs.ErrNotExist when the
+	// workdir does not exist). Processes the command left running in the background are not
+	// waited for; Close stops them.
+	Run(ctx context.Context, req Request) (RunResult, error)
 
-	// Start starts spec as a background task and returns its live handle at once, already listed
-	// by Get and List and owned by spec.Owner. No timeout applies (spec.Timeout is ignored) and
-	// the task is tied to no caller's context: it runs until it exits, is killed with Kill, or the
-	// executor is closed.
+	// Start starts req, resolved as Resolve does, as a background task and returns its live
+	// handle at once, already listed by Get and List and owned by req.Owner. No timeout applies
+	// (req.Timeout is ignored) and the task is tied to no caller's context: it runs until it
+	// exits, is killed with Kill, or the executor is closed.
 	//
 	// A command that cannot be started does not make Start fail: the task ends TaskKilled, its
 	// listeners run, and the next ReadOutput carries "spawn failed: <reason>" in its stderr section.
-	// Start returns an error only for an invalid spec or after Close (ErrClosed).
-	Start(spec Spec) (*Task, error)
+	// Start returns an error only for an invalid request or after Close (ErrClosed).
+	Start(req Request) (*Task, error)
 
 	// Get returns the handle Start returned for id, with true, or nil and false for an id this
 	// executor never issued (and for every id after Close).
@@ -49,8 +50,8 @@ type Executor interface {
 	List() []*Task
 
 	// OwnerOf returns the owner token recorded for task id, with true. It returns false both for
-	// an unknown id and for a task started without an owner: a consumer treats both as open, and
-	// an unknown id then fails on ReadOutput or Kill.
+	// an unknown id and for a task started without an owner (an empty token): a consumer treats
+	// both as open, and an unknown id then fails on ReadOutput or Kill.
 	OwnerOf(id TaskID) (OwnerToken, bool)
 
 	// ReadOutput returns the output task id wrote since the previous ReadOutput of that task, and

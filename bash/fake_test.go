@@ -73,60 +73,54 @@ type fakeTask struct {
 	task  *bash.Task
 	ctl   *bash.TaskControl
 	proc  *fakeProc // nil when the spawn failed
-	owner *bash.OwnerToken
+	owner bash.OwnerToken
 
 	readMu sync.Mutex
 	note   string // the spawn-failure note, delivered once
 }
 
-func (e *fakeExecutor) Resolve(req bash.Request) (bash.Spec, error) {
+func (e *fakeExecutor) Resolve(req bash.Request) (bash.Request, error) {
 	switch {
 	case strings.TrimSpace(req.Command) == "":
-		return bash.Spec{}, errors.New("fake: request.Command is empty")
+		return bash.Request{}, errors.New("fake: request.Command is empty")
 	case req.Timeout < 0:
-		return bash.Spec{}, fmt.Errorf("fake: request.Timeout is %v, want > 0", req.Timeout)
+		return bash.Request{}, fmt.Errorf("fake: request.Timeout is %v, want > 0", req.Timeout)
 	case req.StdoutMaxBytes < 0:
-		return bash.Spec{}, fmt.Errorf("fake: request.StdoutMaxBytes is %d, want > 0", req.StdoutMaxBytes)
+		return bash.Request{}, fmt.Errorf("fake: request.StdoutMaxBytes is %d, want > 0", req.StdoutMaxBytes)
 	}
-	spec := bash.Spec{
-		Command:        req.Command,
-		Workdir:        req.Workdir,
-		Timeout:        req.Timeout,
-		StdoutMaxBytes: req.StdoutMaxBytes,
-		Stdin:          req.Stdin,
-		Env:            req.Env,
-		Owner:          req.Owner,
+	if req.Workdir == "" {
+		req.Workdir = e.cfg.workdir
 	}
-	if spec.Workdir == "" {
-		spec.Workdir = e.cfg.workdir
-	}
-	if spec.Timeout == 0 {
-		spec.Timeout = e.cfg.defaultTimeout
+	if req.Timeout == 0 {
+		req.Timeout = e.cfg.defaultTimeout
 	}
 	if e.fault != "resolve-no-cap" {
-		spec.Timeout = min(spec.Timeout, e.cfg.maxTimeout)
+		req.Timeout = min(req.Timeout, e.cfg.maxTimeout)
 	}
-	if spec.StdoutMaxBytes == 0 {
-		spec.StdoutMaxBytes = e.cfg.maxOutput
+	if req.StdoutMaxBytes == 0 {
+		req.StdoutMaxBytes = e.cfg.maxOutput
 	}
-	if e.fault == "resolve-drops-empty-stdin" && len(spec.Stdin) == 0 {
-		spec.Stdin = nil
+	if e.fault == "resolve-drops-empty-stdin" && len(req.Stdin) == 0 {
+		req.Stdin = nil
 	}
-	return spec, nil
+	return req, nil
 }
 
-func validSpec(spec bash.Spec) error {
-	if strings.TrimSpace(spec.Command) == "" {
-		return errors.New("fake: spec.Command is empty")
+// resolveForRun resolves what Run and Start receive, as the contract says; with the fault
+// "no-self-resolve" a zero timeout is taken as is.
+func (e *fakeExecutor) resolveForRun(req bash.Request) (bash.Request, error) {
+	if e.fault == "no-self-resolve" {
+		if strings.TrimSpace(req.Command) == "" || req.Timeout < 0 || req.StdoutMaxBytes < 0 {
+			return bash.Request{}, errors.New("fake: invalid request")
+		}
+		return req, nil
 	}
-	if spec.Timeout <= 0 {
-		return fmt.Errorf("fake: spec.Timeout is %v, want > 0", spec.Timeout)
-	}
-	return nil
+	return e.Resolve(req)
 }
 
-func (e *fakeExecutor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
-	if err := validSpec(spec); err != nil {
+func (e *fakeExecutor) Run(ctx context.Context, spec bash.Request) (bash.RunResult, error) {
+	spec, err := e.resolveForRun(spec)
+	if err != nil {
 		return bash.RunResult{}, err
 	}
 	if e.isClosed() {
@@ -174,8 +168,9 @@ func (e *fakeExecutor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult,
 	}, nil
 }
 
-func (e *fakeExecutor) Start(spec bash.Spec) (*bash.Task, error) {
-	if err := validSpec(spec); err != nil {
+func (e *fakeExecutor) Start(spec bash.Request) (*bash.Task, error) {
+	spec, err := e.resolveForRun(spec)
+	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
@@ -301,13 +296,13 @@ func (e *fakeExecutor) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ft, ok := e.byID[id]
-	if !ok || ft.owner == nil {
+	if !ok {
 		return "", false
 	}
-	if e.fault == "owner-empty-absent" && *ft.owner == "" {
+	if ft.owner == "" && e.fault != "owner-empty-reported" {
 		return "", false
 	}
-	return *ft.owner, true
+	return ft.owner, true
 }
 
 func (e *fakeExecutor) ReadOutput(id bash.TaskID) (bash.TaskRead, error) {
@@ -426,7 +421,7 @@ func (e *fakeExecutor) isClosed() bool {
 
 // spawn starts the simulated process for spec, or fails as a real spawn would: for a workdir
 // that is not a directory, or a command the fake does not know.
-func (e *fakeExecutor) spawn(spec bash.Spec, stdoutCap int) (*fakeProc, error) {
+func (e *fakeExecutor) spawn(spec bash.Request, stdoutCap int) (*fakeProc, error) {
 	if fi, err := os.Stat(spec.Workdir); err != nil {
 		return nil, fmt.Errorf("chdir %s: %w", spec.Workdir, err)
 	} else if !fi.IsDir() {
@@ -446,8 +441,8 @@ func (e *fakeExecutor) spawn(spec bash.Spec, stdoutCap int) (*fakeProc, error) {
 	p := &fakeProc{
 		sigs:   make(chan string, 8),
 		exited: make(chan struct{}),
-		stdout: newFakeStream(stdoutCap, fmt.Sprintf("/fake-spill/%d-stdout.log", seq)),
-		stderr: newFakeStream(e.cfg.maxOutput, fmt.Sprintf("/fake-spill/%d-stderr.log", seq)),
+		stdout: newFakeStream(stdoutCap, fmt.Sprintf("/fake-spill/%d-stdout.log", seq), e.fault == "lossy-no-marker"),
+		stderr: newFakeStream(e.cfg.maxOutput, fmt.Sprintf("/fake-spill/%d-stderr.log", seq), e.fault == "lossy-no-marker"),
 	}
 	e.procs[p] = true
 	e.wg.Add(1)
@@ -555,7 +550,7 @@ func writes(stdout, stderr string, code int) program {
 }
 
 // programFor returns the simulation of spec's command.
-func programFor(spec bash.Spec) (program, error) {
+func programFor(spec bash.Request) (program, error) {
 	switch spec.Command {
 	case bashtest.CmdTrue:
 		return writes("", "", 0), nil
@@ -643,10 +638,11 @@ type fakeStream struct {
 	cap, head int
 	cursor    int
 	spillPath string
+	noMarker  bool // the fault "lossy-no-marker"
 }
 
-func newFakeStream(capacity int, spillPath string) *fakeStream {
-	return &fakeStream{cap: capacity, head: capacity / 4, spillPath: spillPath}
+func newFakeStream(capacity int, spillPath string, noMarker bool) *fakeStream {
+	return &fakeStream{cap: capacity, head: capacity / 4, spillPath: spillPath, noMarker: noMarker}
 }
 
 func (s *fakeStream) write(text string) {
@@ -679,8 +675,20 @@ func (s *fakeStream) read(consume bool) (string, int64) {
 		c = from
 	}
 	if c < to {
-		omitted = to - c
-		c = to
+		// As the contract says: a marker line where bytes were dropped, and the kept bytes after
+		// it from their first line start.
+		skip := 0
+		if i := strings.IndexByte(string(s.data[to:]), '\n'); i >= 0 && !s.noMarker {
+			skip = i + 1
+		}
+		omitted = to - c + skip
+		c = to + skip
+		if !s.noMarker {
+			if len(out) > 0 && out[len(out)-1] != '\n' {
+				out = append(out, '\n')
+			}
+			out = append(out, bash.DroppedMarker(int64(omitted))...)
+		}
 	}
 	out = append(out, s.data[c:]...)
 	if consume {

@@ -21,12 +21,14 @@ func fakeOptions(t *testing.T, slack time.Duration) (fakeConfig, bashtest.Option
 		maxOutput:      1000,
 	}
 	return cfg, bashtest.Options{
-		Workdir:        cfg.workdir,
-		DefaultTimeout: cfg.defaultTimeout,
-		MaxTimeout:     cfg.maxTimeout,
-		Grace:          cfg.grace,
-		MaxOutputBytes: cfg.maxOutput,
-		Slack:          slack,
+		Workdir: cfg.workdir,
+		Limits: bash.Limits{
+			Timeout:        cfg.defaultTimeout,
+			MaxTimeout:     cfg.maxTimeout,
+			Grace:          cfg.grace,
+			MaxOutputBytes: cfg.maxOutput,
+		},
+		Slack: slack,
 	}
 }
 
@@ -88,7 +90,9 @@ func TestKitCatchesFaults(t *testing.T) {
 		{"no-escalation", "SIGKILL follows after the grace period"},
 		{"kill-no-grace", "before the 50ms grace period"},
 		{"unknown-message", "does not match bash.ErrUnknownTask"},
-		{"owner-empty-absent", "(the empty token is an owner)"},
+		{"owner-empty-reported", "for a task started without an owner; want false"},
+		{"no-self-resolve", "Run of a request without a timeout"},
+		{"lossy-no-marker", "has no \"[… "},
 		{"notify-twice", "was called 2 times"},
 		{"notify-before-facts", "still running: exit facts are final before listeners run"},
 		{"notify-after-done", "listeners run before Done closes"},
@@ -148,12 +152,12 @@ func starved(err error) bool {
 
 func TestKitRefusesBadOptions(t *testing.T) {
 	newFake := func() (bash.Executor, error) { t.Fatal("newExecutor called despite bad options"); return nil, nil }
-	err := bashtest.TestExecutor(t.Context(), newFake, bashtest.Options{MaxOutputBytes: -1, Slack: -1, Parallel: -1})
+	err := bashtest.TestExecutor(t.Context(), newFake, bashtest.Options{Limits: bash.Limits{MaxOutputBytes: -1}, Slack: -1, Parallel: -1})
 	if err == nil {
 		t.Fatal("TestExecutor accepted empty options")
 	}
-	for _, field := range []string{"Workdir", "DefaultTimeout", "MaxTimeout", "Grace", "MaxOutputBytes", "Slack", "Parallel"} {
-		if !strings.Contains(err.Error(), "Options."+field) {
+	for _, field := range []string{"Workdir", "Limits.MaxOutputBytes", "Slack", "Parallel"} {
+		if !strings.Contains(err.Error(), field) {
 			t.Errorf("the error %q does not name Options.%s", err, field)
 		}
 	}

@@ -3,6 +3,7 @@ package bash
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -13,13 +14,14 @@ type TaskID string
 
 // OwnerToken identifies who started a background task (typically an agent session). Executors
 // store it verbatim and never interpret it; the policy that compares tokens lives in the consumer.
-// The empty token is a real owner: test presence with the boolean [Executor.OwnerOf] returns,
-// never with the token's value.
+// The empty token means "no owner".
 type OwnerToken string
 
-// Request is what a caller asks for. Only Command is required; every other field may be left at
-// its zero value to take the executor's default. A Request is turned into a [Spec] by
-// [Executor.Resolve]; Run and Start never see a Request.
+// Request is a command to run. Only Command is required; every other field may be left at its
+// zero value to take the executor's default. [Executor.Resolve] returns the request with every
+// default filled and every cap applied, so a caller can see what will run; Run and Start resolve
+// whatever they are given the same way, so a request built by hand with zero limits is run with
+// the defaults.
 type Request struct {
 	// Command is the bash source to run, as with bash -c. It must not be empty or blank.
 	Command string
@@ -40,23 +42,9 @@ type Request struct {
 	// Env holds extra variables. They win over the executor's scrubbing and terminal overrides:
 	// a trusted caller may pass a credential-shaped name on purpose. Nil means none.
 	Env map[string]string
-	// Owner is the token stored on a background task. Nil means the task has no owner.
-	Owner *OwnerToken
-}
-
-// Spec is a resolved request: what [Executor.Run] and [Executor.Start] accept. Workdir, Timeout
-// and StdoutMaxBytes are always set (defaulted and capped by Resolve); Stdin, Env and Owner keep
-// the absence or presence they had in the request. Build a Spec with Resolve; a hand-made Spec
-// with a blank Command, a Timeout that is not positive or a negative StdoutMaxBytes is refused by
-// Run and Start, and a zero StdoutMaxBytes means the executor's per-stream default.
-type Spec struct {
-	Command        string
-	Workdir        string
-	Timeout        time.Duration
-	StdoutMaxBytes int
-	Stdin          []byte
-	Env            map[string]string
-	Owner          *OwnerToken
+	// Owner is the token stored on a background task; empty means the task has no owner. A
+	// foreground run ignores it.
+	Owner OwnerToken
 }
 
 // Spill describes the file that holds a stream beyond what is kept in memory. Path is empty when
@@ -130,6 +118,13 @@ const (
 // not empty and does not end with one. The two streams are not interleaved in time. Delta is valid
 // UTF-8: a multi-byte character at the end of what has been written so far is held back until it
 // is complete.
+//
+// Where a stream's bytes were dropped from memory before they could be read (Lossy), its part of
+// Delta says so on a line of its own, [DroppedMarker] of the bytes dropped, between what was kept
+// before the gap (ended with a newline when it did not end with one) and what was kept after it,
+// which resumes at the start of a line when the kept bytes hold a newline. So every line of a
+// delta is a line the command printed or a marker, except that the line before a marker may be
+// cut short.
 type TaskRead struct {
 	Task  *Task
 	Delta string
@@ -171,3 +166,9 @@ func (e *UnknownTaskError) Is(target error) bool { return target == ErrUnknownTa
 // ErrAbortedBeforeSpawn is matched by the error Run returns when its context was already done:
 // nothing was started. The message is "aborted before spawn: <cause>".
 var ErrAbortedBeforeSpawn = errors.New("aborted before spawn")
+
+// DroppedMarker returns the line that stands in a TaskRead's Delta where n bytes of a stream were
+// dropped from memory before they could be read: "[… n bytes dropped …]" and a newline.
+func DroppedMarker(n int64) string {
+	return "[… " + strconv.FormatInt(n, 10) + " bytes dropped …]\n"
+}

@@ -144,6 +144,8 @@ func TestScripts(t *testing.T) {
 			"repeat":   repeat,
 			"signal":   sendSignal,
 			"exits":    exits,
+			"mvq":      moveQuoted,
+			"concat":   concat,
 		},
 	})
 }
@@ -220,6 +222,29 @@ func poll(ts *testscript.TestScript, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// mvq FROM "TO" renames FROM to TO, a Go string literal, so that a
+// scenario can make file names no txtar header can hold (a newline).
+func moveQuoted(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mvq FROM \"TO\"")
+	}
+	to, err := strconv.Unquote(args[1])
+	ts.Check(err)
+	ts.Check(os.Rename(ts.MkAbs(args[0]), ts.MkAbs(to)))
+}
+
+// concat OUT IN... writes the files IN, one after the other, to OUT.
+func concat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: concat OUT IN...")
+	}
+	var b []byte
+	for _, in := range args[1:] {
+		b = append(b, ts.ReadFile(in)...)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
 }
 
 // repeat FILE N TEXT [TAIL] writes TEXT N times, then TAIL, to FILE ("\n"

@@ -18,7 +18,7 @@ func BenchmarkPersistentCall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer s.Close(context.Background())
 			var reg tools.Registry
 			if _, err := reg.Register(s.Tool()); err != nil {
 				b.Fatal(err)

@@ -37,21 +37,23 @@ type Config struct {
 	Workdir string
 	// Bash is the bash binary; empty means "bash" looked up in PATH when a shell starts.
 	Bash string
-	// ScrubPatterns and ScrubPrefixes select the ambient variables not passed to the shell (nil
-	// means DefaultScrubPatterns and DefaultScrubPrefixes; an empty non-nil slice scrubs nothing
-	// of that kind). KeepEnv names variables passed even when they match.
+	// ScrubPatterns and ScrubPrefixes select the ambient variables not passed to the shell, by the
+	// same rule and defaults as the one-shot executors' (nil means the defaults: a name containing
+	// KEY, SECRET, TOKEN, PASSWORD, PASSPHRASE or CREDENTIAL, or starting with DSH_; an empty
+	// non-nil slice scrubs nothing of that kind). KeepEnv names variables passed even when they
+	// match.
 	ScrubPatterns []string
 	ScrubPrefixes []string
 	KeepEnv       []string
-	// Env holds variables set in every shell, over the scrubbed environment and
-	// TerminalOverrides.
+	// Env holds variables set in every shell, over the scrubbed environment and the terminal
+	// overrides (NO_COLOR=1 TERM=dumb PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0).
 	Env map[string]string
 	// KillGrace is how long a closing shell's processes get between SIGTERM and SIGKILL (2 s).
 	KillGrace time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
-	const pre = "tool-bash-persistent: "
+	const pre = "persistentbash: "
 	switch {
 	case c.Timeout < 0:
 		return c, fmt.Errorf(pre+"Timeout must be positive, got %v", c.Timeout)
@@ -82,12 +84,6 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf(pre+"working directory: %w", err)
 		}
 		c.Workdir = wd
-	}
-	if c.ScrubPatterns == nil {
-		c.ScrubPatterns = DefaultScrubPatterns
-	}
-	if c.ScrubPrefixes == nil {
-		c.ScrubPrefixes = DefaultScrubPrefixes
 	}
 	return c, nil
 }

@@ -10,5 +10,6 @@
 //
 // [New] builds the tool from a [Config]; [Shells.Tool] is the definition to register;
 // [Shells.Release] closes one agent's shell and [Shells.Close] all of them, with every process
-// they started.
+// they started. [Shells] is a github.com/dsh-go/dsh/tools Provider, so a harness serves it the
+// way it serves any other.
 package persistentbash

@@ -19,7 +19,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	defer shells.Close()
+	defer shells.Close(context.Background())
 	var reg tools.Registry
 	if _, err := reg.Register(shells.Tool()); err != nil {
 		panic(err)

@@ -9,4 +9,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require github.com/google/jsonschema-go v0.4.3 // indirect
+require (
+	github.com/dsh-go/dsh/internal v0.1.0
+	github.com/google/jsonschema-go v0.4.3 // indirect
+)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 	"github.com/dsh-go/dsh/tools"
 	"go.uber.org/goleak"
 )
@@ -80,7 +81,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
@@ -135,7 +136,7 @@ func leftovers() []string {
 			out = append(out, "child "+k)
 		}
 	}
-	prefix := "DSH_PTY_SESSION_ID=" + self + "-"
+	prefix := ptyshell.TagVar + "=" + self + "-"
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {
 		if p.Name() == self || p.Name()[0] < '0' || p.Name()[0] > '9' {

@@ -10,12 +10,23 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-go/dsh/internal/envpolicy"
+
 	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 	"github.com/dsh-go/dsh/tools"
 )
 
 // ToolName is the name the model calls.
 const ToolName = "bash"
+
+// ToolTitle is the tool's title in user interfaces and tool lists.
+const ToolTitle = "Run a command in a persistent bash shell"
+
+// PromptHint is a line a harness may add to its system prompt (or send as its MCP server
+// instructions) when the tool is registered: check every result's status, and rely on the
+// shell's state carrying over.
+const PromptHint = "Check the [exit code: N] marker on every bash result; investigate failures before moving on. " +
+	"The bash shell keeps its state (working directory, variables) between calls of this session."
 
 // Args are the model's arguments to the bash tool.
 type Args struct {
@@ -34,7 +45,8 @@ var (
 
 // Shells is the persistent bash tool: one interactive shell per owning agent, started on the
 // owner's first call in the owner's directory and kept until it exits, a call times out or is
-// cancelled, the owner is released or the tool is closed.
+// cancelled, the owner is released or the tool is closed. It is a [tools.Provider]; it owns its
+// shells and every process they start.
 //
 // Calls of one owner run one at a time in arrival order; a call that is cancelled while queued
 // leaves the queue and never starts a shell. Calls of different owners run in parallel. All
@@ -51,7 +63,12 @@ type Shells struct {
 	owners map[string]*owner
 	closed bool
 	calls  sync.WaitGroup // calls between admission and return
+
+	closeOnce sync.Once
+	closeErr  error
 }
+
+var _ tools.Provider = (*Shells)(nil)
 
 // owner is one agent's shell slot. Holding turn (a send on it) is the right to run; shell is
 // read and written under Shells.mu so Release and Close can reach a running shell.
@@ -69,25 +86,35 @@ func New(cfg Config) (*Shells, error) {
 	if err != nil {
 		return nil, err
 	}
+	scrub, err := envpolicy.New(cfg.ScrubPatterns, cfg.ScrubPrefixes, cfg.KeepEnv)
+	if err != nil {
+		return nil, fmt.Errorf("persistentbash: %w", err)
+	}
 	s := &Shells{
 		cfg:    cfg,
-		env:    environ(os.Environ(), cfg.ScrubPatterns, cfg.ScrubPrefixes, cfg.KeepEnv, cfg.Env),
+		env:    scrub.Environ(os.Environ(), cfg.Env),
 		owners: map[string]*owner{},
 	}
 	s.life, s.cancel = context.WithCancelCause(context.Background())
 	s.tool, err = tools.New(ToolName, cfg.Description, s.call,
+		tools.WithTitle[Args](ToolTitle),
+		// A command can do anything the user can, including reach the network.
+		tools.WithAnnotations[Args](tools.Annotations{DestructiveHint: true, OpenWorldHint: true}),
 		tools.WithCallView(func(a Args) (tools.CallView, bool) {
 			return tools.CallView{Terminal: &tools.TerminalCall{Command: a.Command}}, true
 		}),
 		tools.WithResultView(presentResult))
 	if err != nil {
-		return nil, fmt.Errorf("tool-bash-persistent: %w", err)
+		return nil, fmt.Errorf("persistentbash: %w", err)
 	}
 	return s, nil
 }
 
 // Tool returns the model-facing bash tool, to register in a [tools.Registry].
 func (s *Shells) Tool() *tools.Tool { return s.tool }
+
+// Tools returns the one tool, bash, as a list (the [tools.Provider] form of [Shells.Tool]).
+func (s *Shells) Tools() []*tools.Tool { return []*tools.Tool{s.tool} }
 
 func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Result, error) {
 	if call.Agent == nil || call.Agent.Owner == "" {
@@ -233,8 +260,10 @@ func (s *Shells) drop(o *owner, sh *ptyshell.Shell) {
 }
 
 // Release closes the shell of owner (an agent session that went away) and every process it
-// started; a call of that owner still running ends with the shell-exit result. A later call
-// of the same owner starts a fresh shell. It returns an error when processes survived.
+// started, and returns once they are gone (at most about Config.KillGrace after SIGTERM); a
+// call of that owner still running ends with the shell-exit result. A later call of the same
+// owner starts a fresh shell. An owner without a shell has nothing to release. It returns an
+// error when processes survived.
 func (s *Shells) Release(owner string) error {
 	s.mu.Lock()
 	o := s.owners[owner]
@@ -249,21 +278,23 @@ func (s *Shells) Release(owner string) error {
 		return nil
 	}
 	if err := sh.Close(); err != nil {
-		return fmt.Errorf("release %q: %w", owner, err)
+		return fmt.Errorf("persistentbash: release %q: %w", owner, err)
 	}
 	return nil
 }
 
 // Close closes every shell and every process they started, ends pending calls (they fail with
-// an error) and waits for all calls to return. Later calls fail with ErrClosed. It is
-// idempotent; it returns an error when processes survived.
-func (s *Shells) Close() error {
+// an error) and waits for all calls to return. Later calls fail with ErrClosed. ctx is not
+// consulted: the shells close in parallel and each takes at most about Config.KillGrace after
+// SIGTERM. It returns an error when processes survived. Close is idempotent: a second call
+// waits for the first and returns what it returned.
+func (s *Shells) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Shells) close() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.calls.Wait()
-		return nil
-	}
 	s.closed = true
 	var shells []*ptyshell.Shell
 	for _, o := range s.owners {
@@ -283,5 +314,8 @@ func (s *Shells) Close() error {
 	}
 	wg.Wait()
 	s.calls.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("persistentbash: close: %w", err)
+	}
+	return nil
 }

@@ -24,7 +24,7 @@ func TestSchemaAndDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	tool := s.Tool()
 	want := `{"type":"object","properties":{"command":{"type":"string","description":"The bash command to run. Relative path is preferred in the command."}},"required":["command"]}`
 	if tool.Name != "bash" || string(tool.Parameters) != want || tool.Description != DefaultDescription {
@@ -34,7 +34,7 @@ func TestSchemaAndDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer custom.Close()
+	defer custom.Close(context.Background())
 	if custom.Tool().Description != "Run it." {
 		t.Fatalf("description %q", custom.Tool().Description)
 	}
@@ -47,17 +47,17 @@ func TestConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"negative timeout", Config{Timeout: -time.Second}, "tool-bash-persistent: Timeout must be positive, got -1s"},
-		{"negative output cap", Config{MaxOutputChars: -5}, "tool-bash-persistent: MaxOutputChars must be positive, got -5"},
-		{"negative grace", Config{KillGrace: -1}, "tool-bash-persistent: KillGrace must not be negative, got -1ns"},
-		{"blank description", Config{Description: "  \n"}, "tool-bash-persistent: Description must be non-empty when set"},
-		{"relative workdir", Config{Workdir: "rel/dir"}, `tool-bash-persistent: Workdir must be absolute, got "rel/dir"`},
+		{"negative timeout", Config{Timeout: -time.Second}, "persistentbash: Timeout must be positive, got -1s"},
+		{"negative output cap", Config{MaxOutputChars: -5}, "persistentbash: MaxOutputChars must be positive, got -5"},
+		{"negative grace", Config{KillGrace: -1}, "persistentbash: KillGrace must not be negative, got -1ns"},
+		{"blank description", Config{Description: "  \n"}, "persistentbash: Description must be non-empty when set"},
+		{"relative workdir", Config{Workdir: "rel/dir"}, `persistentbash: Workdir must be absolute, got "rel/dir"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := New(c.cfg)
 			if err == nil {
-				s.Close()
+				s.Close(context.Background())
 				t.Fatal("accepted")
 			}
 			if err.Error() != c.want {
@@ -73,7 +73,7 @@ func TestCallView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	v, ok := s.Tool().PresentCall(json.RawMessage(`{"command":"pwd"}`))
 	if !ok || v.Terminal == nil || v.Terminal.Command != "pwd" {
 		t.Fatalf("got %+v %v", v, ok)
@@ -353,7 +353,7 @@ func TestReleaseAndCloseStopEverything(t *testing.T) {
 	if r := h.call("b", "sleep 300 &"); !strings.HasPrefix(r.Text(), "[1] ") {
 		t.Fatalf("background job: %q", r.Text())
 	}
-	if err := h.s.Close(); err != nil {
+	if err := h.s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.call("b", "true"); !r.IsError || r.Text() != "Error: tool-bash-persistent is closed" {
@@ -418,7 +418,7 @@ func TestCloseDuringShellStart(t *testing.T) {
 	done := make(chan tools.Result, 1)
 	go func() { done <- h.call("a", "true") }()
 	waitFor(t, "the shell to be spawned", func() bool { _, err := os.Stat(started); return err == nil })
-	if err := h.s.Close(); err != nil {
+	if err := h.s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done

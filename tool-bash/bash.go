@@ -34,7 +34,10 @@ type BashArgs struct {
 }
 
 func (s *Set) newBashTool() (*tools.Tool, error) {
-	return tools.New("bash", BashDescription, s.runBash,
+	return tools.New("bash", BashDescription, guard(s, s.runBash),
+		tools.WithTitle[BashArgs]("Run a bash command"),
+		// A command can do anything the user can, including reach the network.
+		tools.WithAnnotations[BashArgs](tools.Annotations{DestructiveHint: true, OpenWorldHint: true}),
 		tools.WithCallView(presentBashCall),
 		tools.WithResultView(presentBashResult))
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/bash"
 	bashlocal "github.com/dsh-go/dsh/bash-local"
 	"github.com/dsh-go/dsh/tools"
 )
@@ -51,7 +52,7 @@ func TestForeground(t *testing.T) {
 
 func TestForegroundTruncationKeepsHeadAndTail(t *testing.T) {
 	t.Parallel()
-	h := newLocalHarness(t, bashlocal.Config{MaxOutputBytes: 100, HeadBytes: 30})
+	h := newLocalHarness(t, bashlocal.Config{Limits: bash.Limits{MaxOutputBytes: 100, HeadBytes: 30}})
 	text := h.ok(nil, "bash", `{"command":"for i in $(seq -w 1 100); do echo line-0$i; done","description":"Print numbered lines"}`)
 	// 100 lines of 10 bytes: the first 30 bytes are kept, the tail holds the last 70.
 	re := regexp.MustCompile(`^line-0001\nline-0002\nline-0003\n\[output truncated: (\d+) bytes omitted; full output: (\S+)\]\n(?s:(.*))$`)

@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/dsh-go/dsh/internal v0.1.0
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

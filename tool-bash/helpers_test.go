@@ -4,61 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-go/dsh/bash"
 	bashlocal "github.com/dsh-go/dsh/bash-local"
+	"github.com/dsh-go/dsh/internal/leaktest"
 	"github.com/dsh-go/dsh/tools"
 )
 
-// TestMain checks, after every test has closed its executors, that no goroutine is left and no
-// process this test binary started is still alive.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
-			code = 1
-		}
-		if kids := children(); len(kids) > 0 {
-			fmt.Fprintln(os.Stderr, "leaked child processes:", kids)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// children lists the live processes whose parent is this test binary (escaped descendants are
-// re-parented to it, because the local executor makes the binary a subreaper).
-func children() []string {
-	entries, _ := os.ReadDir("/proc")
-	me := strconv.Itoa(os.Getpid())
-	var out []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces, so split after the last ")".
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) >= 2 && fields[1] == me && fields[0] != "Z" {
-			out = append(out, e.Name()+" "+s[:strings.LastIndexByte(s, ')')+1])
-		}
-	}
-	return out
-}
+// TestMain checks, after every test has closed its executors, that no goroutine, descriptor or
+// child process is left.
+func TestMain(m *testing.M) { leaktest.Main(m, leaktest.Options{KeepGC: true}) }
 
 // localExecutor returns a real local executor with a short grace period, closed when the test
 // ends.
@@ -95,7 +55,13 @@ func newHarness(t testing.TB, ex bash.Executor, cfg Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(set.Close)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := set.Close(ctx); err != nil {
+			t.Errorf("close set: %v", err)
+		}
+	})
 	h := &harness{t: t, ex: ex, set: set, reg: &tools.Registry{}}
 	if _, err := set.Register(h.reg); err != nil {
 		t.Fatal(err)

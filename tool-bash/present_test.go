@@ -1,6 +1,7 @@
 package toolbash
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -23,7 +24,7 @@ func TestSchemasGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
+	defer set.Close(context.Background())
 	var r tools.Registry
 	if _, err := set.Register(&r); err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestBashCallPresentation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
+	defer set.Close(context.Background())
 	bashTool, outputTool, killTool := set.Tools()[0], set.Tools()[1], set.Tools()[2]
 	cases := []struct {
 		name string
@@ -122,7 +123,7 @@ func TestBashResultPresentationRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
+	defer set.Close(context.Background())
 	bashTool := set.Tools()[0]
 	fg := json.RawMessage(`{"command":"make","description":"Build"}`)
 	cases := []struct {
@@ -180,7 +181,7 @@ func FuzzPresenters(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	defer set.Close()
+	defer set.Close(context.Background())
 	f.Fuzz(func(t *testing.T, args []byte, text string, isError bool) {
 		for _, tool := range set.Tools() {
 			view, ok := tool.PresentCall(args)

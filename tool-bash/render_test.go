@@ -113,7 +113,7 @@ func TestExtraKeysNeverReachTheExecutor(t *testing.T) {
 	}
 	h.ok(alice.agent, "bash", `{"command":"ls","description":"List","run_in_background":true,"timeoutMs":5,"env":{"A":"1"},"stdin":"x","owner":"mallory"}`)
 	owner := bash.OwnerToken("alice")
-	want = bash.Request{Command: "ls", Workdir: "/work", Owner: &owner}
+	want = bash.Request{Command: "ls", Workdir: "/work", Owner: owner}
 	if got := stub.lastRequest(); !reflect.DeepEqual(got, want) {
 		t.Errorf("background request %+v, want %+v", got, want)
 	}
@@ -181,7 +181,7 @@ func TestRegisterAllOrNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer set.Close()
+	defer set.Close(context.Background())
 	var r tools.Registry
 	if _, err := r.Register(&tools.Tool{Name: "bash_kill", Parameters: []byte(`{"type":"object"}`), Execute: func(context.Context, tools.Call) (tools.Result, error) { return tools.Result{}, nil }}); err != nil {
 		t.Fatal(err)

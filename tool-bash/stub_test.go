@@ -35,7 +35,7 @@ func newStub() *stubExecutor {
 	return &stubExecutor{tasks: map[bash.TaskID]*stubTask{}, owners: map[bash.TaskID]bash.OwnerToken{}}
 }
 
-func (s *stubExecutor) Resolve(req bash.Request) (bash.Spec, error) {
+func (s *stubExecutor) Resolve(req bash.Request) (bash.Request, error) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
@@ -43,11 +43,11 @@ func (s *stubExecutor) Resolve(req bash.Request) (bash.Spec, error) {
 	if timeout == 0 {
 		timeout = time.Minute
 	}
-	return bash.Spec{Command: req.Command, Workdir: req.Workdir, Timeout: timeout, StdoutMaxBytes: 64000,
+	return bash.Request{Command: req.Command, Workdir: req.Workdir, Timeout: timeout, StdoutMaxBytes: 64000,
 		Stdin: req.Stdin, Env: req.Env, Owner: req.Owner}, nil
 }
 
-func (s *stubExecutor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult, error) {
+func (s *stubExecutor) Run(ctx context.Context, spec bash.Request) (bash.RunResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := s.run
@@ -55,7 +55,7 @@ func (s *stubExecutor) Run(ctx context.Context, spec bash.Spec) (bash.RunResult,
 	return res, s.runErr
 }
 
-func (s *stubExecutor) Start(spec bash.Spec) (*bash.Task, error) {
+func (s *stubExecutor) Start(spec bash.Request) (*bash.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.startErr != nil {
@@ -66,8 +66,8 @@ func (s *stubExecutor) Start(spec bash.Spec) (*bash.Task, error) {
 	task, ctl := bash.NewTask(id, spec.Command)
 	s.tasks[id] = &stubTask{task: task, ctl: ctl}
 	s.order = append(s.order, id)
-	if spec.Owner != nil {
-		s.owners[id] = *spec.Owner
+	if spec.Owner != "" {
+		s.owners[id] = spec.Owner
 	}
 	return task, nil
 }
@@ -132,7 +132,12 @@ func (s *stubExecutor) Kill(id bash.TaskID) (bool, error) {
 	if !ok {
 		return false, &bash.UnknownTaskError{ID: id}
 	}
-	return t.ctl.MarkKilled(), nil
+	if !t.ctl.MarkKilled() {
+		return false, nil
+	}
+	// A killed task ends, as a real one does after its signal.
+	s.finish(id, nil, "SIGTERM")
+	return true, nil
 }
 
 func (s *stubExecutor) OnTaskDone(listener bash.TaskListener) func() {

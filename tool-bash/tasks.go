@@ -23,7 +23,10 @@ type TaskArgs struct {
 }
 
 func (s *Set) newOutputTool() (*tools.Tool, error) {
-	return tools.New("bash_output", OutputDescription, s.readOutput,
+	return tools.New("bash_output", OutputDescription, guard(s, s.readOutput),
+		tools.WithTitle[TaskArgs]("Read a background bash task's output"),
+		// Not idempotent: each read consumes the output it returns.
+		tools.WithAnnotations[TaskArgs](tools.Annotations{ReadOnlyHint: true}),
 		tools.WithCallView(func(a TaskArgs) (tools.CallView, bool) {
 			if a.TaskID == "" {
 				return tools.CallView{}, false
@@ -33,7 +36,10 @@ func (s *Set) newOutputTool() (*tools.Tool, error) {
 }
 
 func (s *Set) newKillTool() (*tools.Tool, error) {
-	return tools.New("bash_kill", KillDescription, s.killTask,
+	return tools.New("bash_kill", KillDescription, guard(s, s.killTask),
+		tools.WithTitle[TaskArgs]("Kill a background bash task"),
+		// Killing a task that has ended changes nothing.
+		tools.WithAnnotations[TaskArgs](tools.Annotations{DestructiveHint: true, IdempotentHint: true}),
 		tools.WithCallView(func(a TaskArgs) (tools.CallView, bool) {
 			if a.TaskID == "" {
 				return tools.CallView{}, false
@@ -55,7 +61,7 @@ func (s *Set) checkTask(call tools.Call, id string) error {
 	if !owned {
 		return nil
 	}
-	if caller := ownerOf(call); caller == nil || *caller != owner {
+	if caller := ownerOf(call); caller == "" || caller != owner {
 		return fmt.Errorf("task %s belongs to another session", id)
 	}
 	return nil

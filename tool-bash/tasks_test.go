@@ -70,7 +70,7 @@ func TestBackgroundExitCodeAndStderr(t *testing.T) {
 func TestBackgroundHasNoTimeout(t *testing.T) {
 	t.Parallel()
 	// The executor's default timeout is 100 ms here; a background task must outlive it.
-	h := newLocalHarness(t, bashlocal.Config{Timeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond})
+	h := newLocalHarness(t, bashlocal.Config{Limits: bash.Limits{Timeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond}})
 	gate := filepath.Join(t.TempDir(), "gate")
 	id := h.startBackground(nil, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; echo survived", gate))
 	// A foreground sleep of three times the timeout proves time has passed.
@@ -110,7 +110,7 @@ func TestKill(t *testing.T) {
 
 func TestLossyReadNamesSpillFile(t *testing.T) {
 	t.Parallel()
-	h := newLocalHarness(t, bashlocal.Config{MaxOutputBytes: 100, HeadBytes: 10})
+	h := newLocalHarness(t, bashlocal.Config{Limits: bash.Limits{MaxOutputBytes: 100, HeadBytes: 10}})
 	id := h.startBackground(nil, "seq 1 2000")
 	h.waitDone(id)
 	got := h.ok(nil, "bash_output", fmt.Sprintf(`{"task_id":%q}`, id))
@@ -188,7 +188,7 @@ func TestOwnershipSurvivesToolReload(t *testing.T) {
 	first := newHarness(t, ex, Config{})
 	alice := newSession("alice", "")
 	id := first.startBackground(alice.agent, "sleep 60")
-	first.set.Close()
+	first.set.Detach()
 	// A fresh tool set over the same executor: the owner is stored on the task, not in the set.
 	second := newHarness(t, ex, Config{})
 	args := fmt.Sprintf(`{"task_id":%q}`, id)
@@ -281,18 +281,18 @@ func TestCompletionNoticeUsesAgentLookup(t *testing.T) {
 	}
 }
 
-func TestSetCloseStopsNotices(t *testing.T) {
+func TestDetachStopsNotices(t *testing.T) {
 	t.Parallel()
 	h := newLocalHarness(t, bashlocal.Config{})
 	alice := newSession("alice", "")
 	id := h.startBackground(alice.agent, "true")
 	h.waitDone(id)
 	alice.waitNotices(t, 1)
-	h.set.Close()
-	h.set.Close() // idempotent
+	h.set.Detach()
+	h.set.Detach() // idempotent
 	id = h.startBackground(alice.agent, "true")
 	h.waitDone(id)
 	if n := len(alice.got()); n != 1 {
-		t.Errorf("%d notices after Close, want 1", n)
+		t.Errorf("%d notices after Detach, want 1", n)
 	}
 }

@@ -11,9 +11,13 @@
 // Background tasks belong to the session that started them: the caller's owner token is stored
 // on the task by the executor, and reading or killing a task owned by another session is
 // refused. When an owned task ends, a notice is injected into its session.
+//
+// A [Set] is a github.com/dsh-go/dsh/tools Provider: [Set.Release] kills one session's tasks
+// when it ends, [Set.Close] stops everything the tools run. The executor stays the caller's.
 package toolbash
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,8 +44,19 @@ type Config struct {
 	Agents func(owner string) (*tools.Agent, bool)
 }
 
+// ErrClosed is the error of a call made after [Set.Close] (the model reads "Error: " + its
+// message).
+var ErrClosed = errors.New("the bash tools are closed")
+
 // Set is the three bash tools bound to one executor, plus the listener that turns background
-// task completions into notices. Create it with [New]; its methods are safe for concurrent use.
+// task completions into notices. It is a [tools.Provider]. Create it with [New]; its methods are
+// safe for concurrent use.
+//
+// Ownership: the executor stays the caller's and the Set never closes it. The Set serves every
+// task of its executor (bash_output and bash_kill reach any of them, ownership permitting), so
+// [Set.Release] and [Set.Close] stop the executor's tasks whichever Set started them.
+// Processes a foreground command left behind (`sleep 100 &`) belong to no task: only the
+// executor's Close stops them.
 type Set struct {
 	ex     bash.Executor
 	cfg    Config
@@ -49,14 +64,25 @@ type Set struct {
 	output *tools.Tool
 	kill   *tools.Tool
 
+	life   context.Context // cancelled by Close: calls in flight derive from it
+	cancel context.CancelCauseFunc
+
 	mu     sync.Mutex
 	agents map[string]*tools.Agent // owner token → last agent seen with it
 	stop   func()
+	closed bool
+	calls  sync.WaitGroup // calls between admission and return
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
+var _ tools.Provider = (*Set)(nil)
+
 // New returns the bash tools over executor ex, configured by cfg, and subscribes to ex's task
-// completions for the notices. It returns an error when ex is nil. Call [Set.Close] to
-// unsubscribe; the Set never closes ex, which stays the caller's.
+// completions for the notices. It returns an error when ex is nil. Call [Set.Close] to stop
+// the tools' work, or [Set.Detach] to hand the tasks to another Set; the Set never closes ex,
+// which stays the caller's.
 func New(ex bash.Executor, cfg Config) (*Set, error) {
 	if ex == nil {
 		return nil, errors.New("toolbash: nil executor")
@@ -65,15 +91,16 @@ func New(ex bash.Executor, cfg Config) (*Set, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Set{ex: ex, cfg: cfg, agents: map[string]*tools.Agent{}}
+	s.life, s.cancel = context.WithCancelCause(context.Background())
 	var err error
 	if s.bash, err = s.newBashTool(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("toolbash: %w", err)
 	}
 	if s.output, err = s.newOutputTool(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("toolbash: %w", err)
 	}
 	if s.kill, err = s.newKillTool(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("toolbash: %w", err)
 	}
 	s.stop = ex.OnTaskDone(s.taskDone)
 	return s, nil
@@ -104,15 +131,134 @@ func (s *Set) Register(r *tools.Registry) (unregister func(), err error) {
 	return unregister, nil
 }
 
-// Close stops the completion notices. It does not stop running tasks or close the executor.
-// It is idempotent.
-func (s *Set) Close() {
+// Release kills every running background task of the executor that owner started and waits
+// until they have ended (the executor sends SIGTERM, then SIGKILL after its grace period), and
+// forgets the agent last seen with owner, so the kills bring it no notice. Tasks started
+// without an owner, and the empty owner, are never released. A foreground call of owner still
+// running is not stopped (cancel its context), and a task it starts after Release has listed
+// the tasks is not killed. It returns the kill errors, joined.
+func (s *Set) Release(owner string) error {
+	if owner == "" {
+		return nil
+	}
+	s.mu.Lock()
+	delete(s.agents, owner)
+	s.mu.Unlock()
+	killed, err := s.killTasks(func(id bash.TaskID) bool {
+		o, ok := s.ex.OwnerOf(id)
+		return ok && string(o) == owner
+	})
+	for _, t := range killed {
+		<-t.Done()
+	}
+	if err != nil {
+		return fmt.Errorf("toolbash: release %q: %w", owner, err)
+	}
+	return nil
+}
+
+// Close stops the tools' work: it stops the completion notices, refuses later calls
+// ([ErrClosed]), cancels the calls in flight (a foreground command is stopped), kills every
+// running background task of the executor, and waits until the calls have returned and the
+// tasks have ended, or until ctx is done (then it returns ctx's error; the executor still
+// finishes the kills). It does not close the executor. It returns the kill errors, joined. Close
+// is idempotent: a second call waits for the first and returns what it returned.
+func (s *Set) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
+	return s.closeErr
+}
+
+func (s *Set) close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	clear(s.agents)
+	s.mu.Unlock()
+	s.Detach()
+	s.cancel(ErrClosed)
+	// The calls go first, so a background task started by a call in flight is killed too.
+	calls := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(calls)
+	}()
+	waitErr := waitAll(ctx, calls)
+	killed, err := s.killTasks(func(bash.TaskID) bool { return true })
+	if err != nil {
+		err = fmt.Errorf("toolbash: close: %w", err)
+	}
+	if waitErr == nil {
+		done := make([]<-chan struct{}, len(killed))
+		for i, t := range killed {
+			done[i] = t.Done()
+		}
+		waitErr = waitAll(ctx, done...)
+	}
+	return errors.Join(err, waitErr)
+}
+
+// waitAll waits until every channel in done is closed and returns nil, or returns ctx's error
+// when ctx is done first.
+func waitAll(ctx context.Context, done ...<-chan struct{}) error {
+	for _, d := range done {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Detach stops the completion notices and nothing else: the tools keep working and the tasks
+// keep running. It is for a harness that hands the executor's tasks to a new Set (ownership is
+// stored on the tasks, so it carries over); Close still stops everything. It is idempotent.
+func (s *Set) Detach() {
 	s.mu.Lock()
 	stop := s.stop
 	s.stop = nil
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+}
+
+// killTasks kills the executor's running tasks whose id match selects, and returns the tasks
+// it killed with the kill errors joined. A task that ends or disappears meanwhile is no error.
+func (s *Set) killTasks(match func(bash.TaskID) bool) ([]*bash.Task, error) {
+	var killed []*bash.Task
+	var errs []error
+	for _, task := range s.ex.List() {
+		if task.Status() != bash.TaskRunning || !match(task.ID()) {
+			continue
+		}
+		ok, err := s.ex.Kill(task.ID())
+		switch {
+		case err != nil && !errors.Is(err, bash.ErrUnknownTask):
+			errs = append(errs, fmt.Errorf("kill %s: %w", task.ID(), err))
+		case ok:
+			killed = append(killed, task)
+		}
+	}
+	return killed, errors.Join(errs...)
+}
+
+// guard wraps a tool's body so that it runs only while the Set is open, with a context that
+// Close cancels, and is counted until it returns.
+func guard[In any](s *Set, body tools.Handler[In]) tools.Handler[In] {
+	return func(ctx context.Context, call tools.Call, args In) (tools.Result, error) {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return tools.Result{}, ErrClosed
+		}
+		s.calls.Add(1)
+		s.mu.Unlock()
+		defer s.calls.Done()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(s.life, func() { cancel(ErrClosed) })
+		defer stop()
+		return body(ctx, call, args)
 	}
 }
 
@@ -157,15 +303,14 @@ func (s *Set) taskDone(task *bash.Task) {
 		}
 		s.mu.Unlock()
 	default:
-		s.cfg.Logger.Warn("tool-bash: completion notice not delivered", "task", string(task.ID()), "owner", string(owner), "error", err)
+		s.cfg.Logger.Warn("toolbash: completion notice not delivered", "task", string(task.ID()), "owner", string(owner), "error", err)
 	}
 }
 
-// ownerOf returns the caller's owner token, or nil for a call without an owning agent.
-func ownerOf(call tools.Call) *bash.OwnerToken {
-	if call.Agent == nil || call.Agent.Owner == "" {
-		return nil
+// ownerOf returns the caller's owner token, or "" (no owner) for a call without an owning agent.
+func ownerOf(call tools.Call) bash.OwnerToken {
+	if call.Agent == nil {
+		return ""
 	}
-	t := bash.OwnerToken(call.Agent.Owner)
-	return &t
+	return bash.OwnerToken(call.Agent.Owner)
 }

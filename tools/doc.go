@@ -13,6 +13,11 @@
 // and executes calls by name through a [Middleware] chain (the permission seam). Errors and
 // panics inside a tool become results with IsError set, never a crash of the harness.
 //
+// A tool carries a Title for people and behaviour hints ([Annotations]) set by the package that
+// defines it. A [Provider] is a family of tools that keeps state per owner (background tasks, a
+// shell) and says how to release one owner and how to close it all, so a harness serves any
+// provider the same way.
+//
 // [CallView], [ResultView] and the terminal card types are the provider-neutral presentation
 // vocabulary; package github.com/dsh-go/dsh/tools/acp maps them to Agent Client Protocol
 // session updates.

@@ -62,31 +62,35 @@ type Declaration struct {
 // later changes to t do not affect r.
 //
 // Register returns an error, and registers nothing, when t.Name is not a [ValidName], a tool
-// with the same name is already registered (`tool "<name>" is already registered`),
+// with the same name is already registered (`tools: tool "<name>" is already registered`),
 // t.Execute is nil, or t.Parameters is not a JSON object whose "type" is "object".
 func (r *Registry) Register(t *Tool) (unregister func(), err error) {
 	if t == nil {
-		return nil, errors.New("register tool: nil tool")
+		return nil, errors.New("tools: register tool: nil tool")
 	}
 	if !ValidName(t.Name) {
-		return nil, fmt.Errorf("register tool %q: invalid name: want 1 to 64 characters from A-Z a-z 0-9 _ -", t.Name)
+		return nil, fmt.Errorf("tools: register tool %q: invalid name: want 1 to 64 characters from A-Z a-z 0-9 _ -", t.Name)
 	}
 	if t.Execute == nil {
-		return nil, fmt.Errorf("register tool %q: nil Execute", t.Name)
+		return nil, fmt.Errorf("tools: register tool %q: nil Execute", t.Name)
 	}
 	var params struct {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(t.Parameters, &params); err != nil || params.Type != "object" {
-		return nil, fmt.Errorf("register tool %q: parameters must be a JSON Schema object with \"type\": \"object\"", t.Name)
+		return nil, fmt.Errorf("tools: register tool %q: parameters must be a JSON Schema object with \"type\": \"object\"", t.Name)
 	}
 	own := *t
 	own.Parameters = bytes.Clone(t.Parameters)
+	if t.Annotations != nil {
+		a := *t.Annotations
+		own.Annotations = &a
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if slices.ContainsFunc(r.tools, func(x *Tool) bool { return x.Name == t.Name }) {
-		return nil, fmt.Errorf("tool %q is already registered", t.Name)
+		return nil, fmt.Errorf("tools: tool %q is already registered", t.Name)
 	}
 	r.tools = append(r.tools, &own)
 	return func() {

@@ -63,6 +63,15 @@ type prop struct {
 // and gives an object without fields an empty properties map. It returns an error when T cannot
 // be described (channels, functions, cycles, maps with non-string keys).
 func InferSchema[T any]() (*jsonschema.Schema, error) {
+	s, err := inferSchema[T]()
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	return s, nil
+}
+
+// inferSchema is [InferSchema] with errors that do not name the package yet.
+func inferSchema[T any]() (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		return nil, fmt.Errorf("infer schema: %w", err)
@@ -97,12 +106,21 @@ func isFalseSchema(s *jsonschema.Schema) bool {
 }
 
 // CompileSchema checks s and compiles it into a [Schema]. The root must be an object schema
-// (type "object"). It returns an error of the form "unsupported JSON schema: <path>: …" when s
+// (type "object"). It returns an error of the form "tools: unsupported JSON schema: <path>: …" when s
 // uses a keyword outside the supported subset, has a malformed value (an enum that is not an
 // array of JSON values, a minimum that is not finite) or is not an object schema; the path
 // names the offending level ("properties.tags.items", for instance). s is not retained: later
 // changes to it do not affect the compiled schema.
 func CompileSchema(s *jsonschema.Schema) (*Schema, error) {
+	c, err := compileSchema(s)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	return c, nil
+}
+
+// compileSchema is [CompileSchema] with errors that do not name the package yet.
+func compileSchema(s *jsonschema.Schema) (*Schema, error) {
 	if s == nil {
 		return nil, fmt.Errorf("unsupported JSON schema: nil schema")
 	}

@@ -109,8 +109,8 @@ func TestCompileSchemaRefusesUnsupported(t *testing.T) {
 			if err == nil {
 				t.Fatalf("want an error containing %q", tc.want)
 			}
-			if !strings.HasPrefix(err.Error(), "unsupported JSON schema: ") || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q, want it to start with %q and contain %q", err, "unsupported JSON schema: ", tc.want)
+			if !strings.HasPrefix(err.Error(), "tools: unsupported JSON schema: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want it to start with %q and contain %q", err, "tools: unsupported JSON schema: ", tc.want)
 			}
 		})
 	}

@@ -11,21 +11,29 @@ import (
 
 // Tool is a tool definition as a [Registry] holds it.
 //
-// Name is what the model calls ([ValidName] rules). Description is what the model reads about
-// the tool. Parameters is the JSON Schema of the argument object, exactly as it is shown to the
-// model (and as an MCP server publishes it). Execute runs a call; it receives the raw arguments
-// in call.Args and returns the result content, or an error that the registry turns into a
-// failed result. PresentCall and PresentResult, when non-nil, describe a call and its result
-// for user interfaces; they must be pure functions of their inputs, because they also run on
-// replayed session logs whose arguments may be malformed or old.
+// Name is what the model calls ([ValidName] rules). Title is a short human-readable name for
+// user interfaces and tool lists ("Run a bash command"); empty means none, and the model never
+// reads it. Description is what the model reads about the tool. Parameters is the JSON Schema
+// of the argument object, exactly as it is shown to the model (and as an MCP server publishes
+// it). Annotations are the tool's behaviour hints for clients (see [Annotations]); nil states
+// none. Execute runs a call; it receives the raw arguments in call.Args and returns the result
+// content, or an error that the registry turns into a failed result. PresentCall and
+// PresentResult, when non-nil, describe a call and its result for user interfaces; they must be
+// pure functions of their inputs, because they also run on replayed session logs whose
+// arguments may be malformed or old.
+//
+// Title and Annotations are set by the package that defines the tool, because it is the one
+// that knows what the tool does; a harness maps them to its protocol without a table of its own.
 //
 // Build typed tools with [New], which fills every field from a Go argument type. A Tool built
 // by hand (for instance to forward to an MCP server) is a "raw" tool: the harness shows its
 // Parameters as given and does not validate its arguments.
 type Tool struct {
 	Name          string
+	Title         string
 	Description   string
 	Parameters    json.RawMessage
+	Annotations   *Annotations
 	Execute       func(ctx context.Context, call Call) (Result, error)
 	PresentCall   func(args json.RawMessage) (CallView, bool)
 	PresentResult func(args json.RawMessage, result Result) (ResultView, bool)
@@ -43,6 +51,8 @@ type Option[In any] func(*options[In])
 
 type options[In any] struct {
 	schema        *jsonschema.Schema
+	title         string
+	annotations   *Annotations
 	presentCall   func(In) (CallView, bool)
 	presentResult func(In, Result) (ResultView, bool)
 }
@@ -52,6 +62,18 @@ type options[In any] struct {
 // The schema must still describe values that decode into In.
 func WithSchema[In any](schema *jsonschema.Schema) Option[In] {
 	return func(o *options[In]) { o.schema = schema }
+}
+
+// WithTitle returns an option that sets the tool's [Tool].Title to title, the short name user
+// interfaces show for it.
+func WithTitle[In any](title string) Option[In] {
+	return func(o *options[In]) { o.title = title }
+}
+
+// WithAnnotations returns an option that sets the tool's behaviour hints to a, every one of them
+// stated (see [Annotations]).
+func WithAnnotations[In any](a Annotations) Option[In] {
+	return func(o *options[In]) { o.annotations = &a }
 }
 
 // WithCallView returns an option that sets the tool's call presenter: present receives
@@ -78,7 +100,8 @@ func ValidName(name string) bool { return namePattern.MatchString(name) }
 
 // New builds a typed tool named name with the model-facing description, whose arguments
 // are the JSON object form of In and whose body is handler. The schema is [InferSchema] of In
-// (or the one given with [WithSchema]); opts may also set presenters. Each call's raw
+// (or the one given with [WithSchema]); opts may also set a title, behaviour hints
+// ([WithTitle], [WithAnnotations]) and presenters. Each call's raw
 // arguments are validated against the schema and decoded into a fresh In before handler runs;
 // a call with bad arguments fails with an [*ArgsError] listing every violation and handler is
 // not called.
@@ -88,13 +111,13 @@ func ValidName(name string) bool { return namePattern.MatchString(name) }
 // shows at definition time, never at call time.
 func New[In any](name, description string, handler Handler[In], opts ...Option[In]) (*Tool, error) {
 	if !ValidName(name) {
-		return nil, fmt.Errorf("tool %q: invalid name: want 1 to 64 characters from A-Z a-z 0-9 _ -", name)
+		return nil, fmt.Errorf("tools: tool %q: invalid name: want 1 to 64 characters from A-Z a-z 0-9 _ -", name)
 	}
 	if description == "" {
-		return nil, fmt.Errorf("tool %q: empty description", name)
+		return nil, fmt.Errorf("tools: tool %q: empty description", name)
 	}
 	if handler == nil {
-		return nil, fmt.Errorf("tool %q: nil handler", name)
+		return nil, fmt.Errorf("tools: tool %q: nil handler", name)
 	}
 	var o options[In]
 	for _, opt := range opts {
@@ -103,18 +126,20 @@ func New[In any](name, description string, handler Handler[In], opts ...Option[I
 	s := o.schema
 	if s == nil {
 		var err error
-		if s, err = InferSchema[In](); err != nil {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
+		if s, err = inferSchema[In](); err != nil {
+			return nil, fmt.Errorf("tools: tool %q: %w", name, err)
 		}
 	}
-	schema, err := CompileSchema(s)
+	schema, err := compileSchema(s)
 	if err != nil {
-		return nil, fmt.Errorf("tool %q: %w", name, err)
+		return nil, fmt.Errorf("tools: tool %q: %w", name, err)
 	}
 	t := &Tool{
 		Name:        name,
+		Title:       o.title,
 		Description: description,
 		Parameters:  schema.JSON(),
+		Annotations: o.annotations,
 		Execute: func(ctx context.Context, call Call) (Result, error) {
 			var args In
 			if err := schema.Decode(call.Args, &args); err != nil {

@@ -25,22 +25,20 @@ import (
 	"github.com/dsh-go/dsh/bash"
 )
 
-// Options tells the kit how the executor under test is configured. Workdir, DefaultTimeout,
-// MaxTimeout and Grace are required: the kit checks Resolve against them and derives its waits from
-// them.
+// Options tells the kit how the executor under test is configured. Workdir is required; the
+// embedded Limits are the executor's own (zero fields mean the bash package defaults, as for every
+// backend): the kit checks Resolve against them and derives its waits from them.
 type Options struct {
 	// Workdir is the directory Resolve fills in when a request names none.
 	Workdir string
-	// DefaultTimeout is the executor's default foreground timeout and MaxTimeout its cap.
-	DefaultTimeout time.Duration
-	MaxTimeout     time.Duration
-	// Grace is the executor's time between SIGTERM and SIGKILL. Keep it short (200 ms) so the kit
-	// stays fast: several cases wait for it.
-	Grace time.Duration
-	// MaxOutputBytes is the executor's per-stream in-memory cap, what Resolve fills into
-	// Spec.StdoutMaxBytes. Zero means unknown: the cases that need it (truncated foreground output,
-	// lossy background reads) are skipped and Resolve's default is only checked to be positive.
-	MaxOutputBytes int
+	// Limits are the executor's limits. Keep Grace short (200 ms) so the kit stays fast: several
+	// cases wait for it.
+	bash.Limits
+	// Escapees turns on the cases that check that processes which left the command's process
+	// group (a setsid child, a double fork, a nohup child) are gone after Kill, a timeout and
+	// Close. Set it for a backend that promises that (the local one on Linux, the SSH one against
+	// a Linux host).
+	Escapees bool
 	// Slack is the time allowed on top of what the contract implies before a call, a task or Close
 	// counts as hung (5 s when zero). It also bounds calls that must return at once, such as Start.
 	Slack time.Duration
@@ -54,17 +52,9 @@ func (o Options) validate() error {
 	if o.Workdir == "" {
 		errs = append(errs, errors.New("Options.Workdir is empty"))
 	}
-	if o.DefaultTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("Options.DefaultTimeout is %v, want > 0", o.DefaultTimeout))
-	}
-	if o.MaxTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("Options.MaxTimeout is %v, want > 0", o.MaxTimeout))
-	}
-	if o.Grace <= 0 {
-		errs = append(errs, fmt.Errorf("Options.Grace is %v, want > 0", o.Grace))
-	}
-	if o.MaxOutputBytes < 0 {
-		errs = append(errs, fmt.Errorf("Options.MaxOutputBytes is %d, want >= 0", o.MaxOutputBytes))
+	o.Limits.SetDefaults()
+	if err := o.Limits.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("Options: %w", err))
 	}
 	if o.Slack < 0 {
 		errs = append(errs, fmt.Errorf("Options.Slack is %v, want >= 0", o.Slack))
@@ -76,6 +66,7 @@ func (o Options) validate() error {
 }
 
 func (o Options) withDefaults() Options {
+	o.Limits.SetDefaults()
 	if o.Slack == 0 {
 		o.Slack = 5 * time.Second
 	}
@@ -116,7 +107,7 @@ func TestExecutor(ctx context.Context, newExecutor func() (bash.Executor, error)
 				results[i] = []error{fmt.Errorf("%s: newExecutor: %w", tc.name, err)}
 				return
 			}
-			results[i] = runCase(ctx, tc, ex, opts)
+			results[i] = runCase(ctx, tc, ex, newExecutor, opts)
 		})
 	}
 	wg.Wait()
@@ -145,7 +136,8 @@ func Run(t *testing.T, newExecutor func(t *testing.T) bash.Executor, opts Option
 			}
 			t.Parallel()
 			ex := newExecutor(t)
-			for _, err := range runCase(t.Context(), tc, ex, opts) {
+			probe := func() (bash.Executor, error) { return newExecutor(t), nil }
+			for _, err := range runCase(t.Context(), tc, ex, probe, opts) {
 				t.Error(err)
 			}
 		})

@@ -6,7 +6,7 @@ var cases = []testCase{
 	{name: "resolve/timeout-cap", check: resolveTimeoutCap},
 	{name: "resolve/verbatim", check: resolveVerbatim},
 	{name: "resolve/invalid", check: resolveInvalid},
-	{name: "spec/hand-made-invalid", check: specHandMadeInvalid},
+	{name: "request/unresolved", check: requestHandMade},
 
 	{name: "run/exit-and-streams", check: runExitAndStreams},
 	{name: "run/workdir", check: runWorkdir},
@@ -19,7 +19,7 @@ var cases = []testCase{
 	{name: "run/pre-cancelled", check: runPreCancelled},
 	{name: "run/bad-workdir", check: runBadWorkdir},
 	{name: "run/background-child", check: runBackgroundChild},
-	{name: "run/output-caps", needsOutputCap: true, check: runOutputCaps},
+	{name: "run/output-caps", check: runOutputCaps},
 
 	{name: "start/lifecycle", check: startLifecycle},
 	{name: "start/ids-and-order", check: startIDsAndOrder},
@@ -29,8 +29,8 @@ var cases = []testCase{
 
 	{name: "read/incremental", check: readIncremental},
 	{name: "read/merge", check: readMerge},
-	{name: "read/lossy-stdout", needsOutputCap: true, check: func(c *kc) { readLossy(c, false) }},
-	{name: "read/lossy-stderr", needsOutputCap: true, check: func(c *kc) { readLossy(c, true) }},
+	{name: "read/lossy-stdout", check: func(c *kc) { readLossy(c, false) }},
+	{name: "read/lossy-stderr", check: func(c *kc) { readLossy(c, true) }},
 	{name: "read/concurrent", check: readConcurrent},
 
 	{name: "kill/running", check: killRunning},
@@ -40,6 +40,10 @@ var cases = []testCase{
 
 	{name: "unknown-id", check: unknownID},
 	{name: "owner/tokens", check: ownerTokens},
+
+	{name: "escapees/kill", escapees: true, check: escapeesKill},
+	{name: "escapees/timeout", escapees: true, check: escapeesTimeout},
+	{name: "escapees/close", escapees: true, check: escapeesClose},
 
 	{name: "listeners/once", check: listenersOnce},
 	{name: "listeners/order-unsubscribe", check: listenersOrderUnsubscribe},

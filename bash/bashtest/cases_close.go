@@ -114,7 +114,7 @@ func closeKillsAndWaits(c *kc) {
 		}
 	}
 	spec := c.spec(CmdTrue, nil)
-	if _, err, _ := c.run(c.ctx, spec, c.endLimit()); !errors.Is(err, bash.ErrClosed) {
+	if _, _, err := c.run(c.ctx, spec, c.endLimit()); !errors.Is(err, bash.ErrClosed) {
 		c.errorf("Run after Close returned %v, want bash.ErrClosed", err)
 	}
 	if task, err := c.startErr(spec, c.quick()); !errors.Is(err, bash.ErrClosed) {

@@ -26,10 +26,8 @@ func resolveDefaults(c *kc) {
 		c.errorf("Resolve: Timeout = %v, want the default %v (capped at the maximum %v) for a request without one", spec.Timeout, want, c.opts.MaxTimeout)
 	}
 	switch {
-	case c.opts.MaxOutputBytes > 0 && spec.StdoutMaxBytes != c.opts.MaxOutputBytes:
+	case spec.StdoutMaxBytes != c.opts.MaxOutputBytes:
 		c.errorf("Resolve: StdoutMaxBytes = %d, want the per-stream default %d", spec.StdoutMaxBytes, c.opts.MaxOutputBytes)
-	case spec.StdoutMaxBytes <= 0:
-		c.errorf("Resolve: StdoutMaxBytes = %d, want the per-stream default (> 0)", spec.StdoutMaxBytes)
 	}
 	if spec.Stdin != nil {
 		c.errorf("Resolve: Stdin = %q, want nil: the absence of stdin is kept", spec.Stdin)
@@ -37,8 +35,8 @@ func resolveDefaults(c *kc) {
 	if spec.Env != nil {
 		c.errorf("Resolve: Env = %v, want nil: the absence of Env is kept", spec.Env)
 	}
-	if spec.Owner != nil {
-		c.errorf("Resolve: Owner = %q, want nil: the absence of an owner is kept", *spec.Owner)
+	if spec.Owner != "" {
+		c.errorf("Resolve: Owner = %q, want empty: the absence of an owner is kept", spec.Owner)
 	}
 	if tasks := c.list(); len(tasks) != 0 {
 		c.errorf("after Resolve, List has %d tasks, want none: Resolve starts nothing", len(tasks))
@@ -69,7 +67,7 @@ func resolveTimeoutCap(c *kc) {
 }
 
 func resolveVerbatim(c *kc) {
-	owner := bash.OwnerToken("")
+	owner := bash.OwnerToken(" odd\nowner ")
 	env := map[string]string{EnvVar: "v a l", "OTHER_VAR": ""}
 	stdoutMax := max(12345, 4*c.opts.MaxOutputBytes+1)
 	req := bash.Request{
@@ -79,7 +77,7 @@ func resolveVerbatim(c *kc) {
 		StdoutMaxBytes: stdoutMax,
 		Stdin:          []byte{},
 		Env:            env,
-		Owner:          &owner,
+		Owner:          owner,
 	}
 	spec := c.resolve(req)
 	if spec.Command != req.Command {
@@ -100,10 +98,8 @@ func resolveVerbatim(c *kc) {
 	if !maps.Equal(spec.Env, env) {
 		c.errorf("Resolve: Env = %v, want %v", spec.Env, env)
 	}
-	if spec.Owner == nil {
-		c.errorf("Resolve: Owner = nil for the empty token, want a pointer to \"\": the empty token is an owner")
-	} else if *spec.Owner != owner {
-		c.errorf("Resolve: Owner = %q, want %q", *spec.Owner, owner)
+	if spec.Owner != owner {
+		c.errorf("Resolve: Owner = %q, want %q verbatim", spec.Owner, owner)
 	}
 	spec = c.resolve(bash.Request{Command: CmdTrue, Stdin: []byte("abc")})
 	if string(spec.Stdin) != "abc" {
@@ -145,27 +141,46 @@ func squash(s string) string {
 	}, s)
 }
 
-func specHandMadeInvalid(c *kc) {
-	base := c.resolve(bash.Request{Command: CmdTrue})
-	tests := []struct {
+func requestHandMade(c *kc) {
+	// An unresolved request is resolved by Run and Start themselves: zero limits take the
+	// defaults (a backend that sizes its buffers from a zero StdoutMaxBytes must not panic).
+	for _, req := range []bash.Request{
+		{Command: CmdEcho},
+		{Command: CmdEcho, Workdir: c.opts.Workdir, Timeout: 0, StdoutMaxBytes: 0},
+	} {
+		res, _, err := c.run(c.ctx, req, c.endLimit())
+		if err != nil {
+			c.errorf("Run of an unresolved request (%s) returned %v, want the defaults applied", describe(req), err)
+			continue
+		}
+		if res.Timeout != c.defaultTimeout() {
+			c.errorf("Run of a request without a timeout: RunResult.Timeout = %v, want the default %v", res.Timeout, c.defaultTimeout())
+		}
+		c.wantOutput("Run(unresolved "+CmdEcho+")", "Stdout", res.Stdout, "hi\n")
+		task := c.start(req)
+		c.mustDone(task, c.quick(), "for a command that ends by itself")
+		if read := c.read(task.ID()); read.Delta != "hi\n" {
+			c.errorf("Start of an unresolved request: read %q, want %q", read.Delta, "hi\n")
+		}
+	}
+	// What Resolve refuses, Run and Start refuse too, and start nothing.
+	for _, tt := range []struct {
 		name string
-		edit func(*bash.Spec)
+		req  bash.Request
 	}{
-		{"an empty Command", func(s *bash.Spec) { s.Command = "" }},
-		{"a zero Timeout", func(s *bash.Spec) { s.Timeout = 0 }},
-	}
-	for _, tt := range tests {
-		spec := base
-		tt.edit(&spec)
-		if _, err, _ := c.run(c.ctx, spec, c.endLimit()); err == nil {
-			c.errorf("Run of a hand-made Spec with %s returned no error", tt.name)
+		{"an empty Command", bash.Request{}},
+		{"a negative Timeout", bash.Request{Command: CmdTrue, Timeout: -time.Second}},
+		{"a negative StdoutMaxBytes", bash.Request{Command: CmdTrue, StdoutMaxBytes: -1}},
+	} {
+		if _, _, err := c.run(c.ctx, tt.req, c.endLimit()); err == nil {
+			c.errorf("Run of a request with %s returned no error", tt.name)
 		}
-		if _, err := c.startErr(spec, c.quick()); err == nil {
-			c.errorf("Start of a hand-made Spec with %s returned no error", tt.name)
+		if _, err := c.startErr(tt.req, c.quick()); err == nil {
+			c.errorf("Start of a request with %s returned no error", tt.name)
 		}
 	}
-	if tasks := c.list(); len(tasks) != 0 {
-		c.errorf("after refused Starts, List has %d tasks, want none", len(tasks))
+	if n := len(c.list()); n != 2 {
+		c.errorf("after two Starts and refused ones, List has %d tasks, want 2", n)
 	}
 }
 
@@ -182,7 +197,7 @@ func runExitAndStreams(c *kc) {
 		{CmdStreams, 3, "out", "err\n"},
 	}
 	for _, tt := range tests {
-		spec := c.spec(tt.command, func(r *bash.Request) { r.Owner = &owner })
+		spec := c.spec(tt.command, func(r *bash.Request) { r.Owner = owner })
 		res := c.mustRun(spec)
 		if res.ExitCode == nil || *res.ExitCode != tt.code {
 			c.errorf("Run(%q): ExitCode = %s, want %d", tt.command, exitString(res.ExitCode), tt.code)
@@ -267,7 +282,7 @@ func runStdinEnv(c *kc) {
 func runTimeout(c *kc) {
 	timeout := min(sleepTimeout, c.opts.MaxTimeout)
 	spec := c.spec(CmdSleep, func(r *bash.Request) { r.Timeout = timeout })
-	res, err, took := c.run(c.ctx, spec, c.runLimit(timeout))
+	res, took, err := c.run(c.ctx, spec, c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run(%q) with timeout %v returned %v, want a result: a timeout is an outcome", CmdSleep, timeout, err)
 	}
@@ -306,7 +321,7 @@ func (c *kc) wantStopped(command string, res bash.RunResult, signal string, code
 func runTimeoutTermTrapped(c *kc) {
 	timeout := min(trapTimeout, c.opts.MaxTimeout)
 	spec := c.spec(CmdTrapTerm, func(r *bash.Request) { r.Timeout = timeout })
-	res, err, took := c.run(c.ctx, spec, c.runLimit(timeout))
+	res, took, err := c.run(c.ctx, spec, c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run(%q) returned %v, want a result", CmdTrapTerm, err)
 	}
@@ -322,7 +337,7 @@ func runTimeoutTermTrapped(c *kc) {
 func runTimeoutTrapExit0(c *kc) {
 	timeout := min(trapTimeout, c.opts.MaxTimeout)
 	spec := c.spec(CmdTrapExit, func(r *bash.Request) { r.Timeout = timeout })
-	res, err, _ := c.run(c.ctx, spec, c.runLimit(timeout))
+	res, _, err := c.run(c.ctx, spec, c.runLimit(timeout))
 	if err != nil {
 		c.fatalf("Run(%q) returned %v, want a result", CmdTrapExit, err)
 	}
@@ -339,7 +354,7 @@ func runAbort(c *kc) {
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithCancelCause(c.ctx)
 		timer := time.AfterFunc(delay, func() { cancel(errKitAbort) })
-		res, err, _ := c.run(ctx, spec, delay+c.killLimit())
+		res, _, err := c.run(ctx, spec, delay+c.killLimit())
 		timer.Stop()
 		cancel(nil)
 		if errors.Is(err, bash.ErrAbortedBeforeSpawn) && attempt < 2 {
@@ -372,7 +387,7 @@ func runPreCancelled(c *kc) {
 	spec := c.spec(MarkerCommand(marker), nil)
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	cancel(errors.New("too late"))
-	_, err, _ := c.run(ctx, spec, c.endLimit())
+	_, _, err := c.run(ctx, spec, c.endLimit())
 	switch {
 	case err == nil:
 		c.errorf("Run with a context that is already done returned no error, want one matching bash.ErrAbortedBeforeSpawn")
@@ -393,7 +408,7 @@ func runPreCancelled(c *kc) {
 func runBadWorkdir(c *kc) {
 	dir := c.missingDir()
 	spec := c.spec(CmdTrue, func(r *bash.Request) { r.Workdir = dir })
-	res, err, _ := c.run(c.ctx, spec, c.endLimit())
+	res, _, err := c.run(c.ctx, spec, c.endLimit())
 	if err == nil {
 		c.errorf("Run with Workdir %q, which does not exist, returned no error but %+v", dir, res)
 	}

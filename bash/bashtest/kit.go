@@ -16,15 +16,15 @@ import (
 // testCase is one named check of the contract.
 type testCase struct {
 	name string
-	// needsOutputCap marks a case that needs Options.MaxOutputBytes.
-	needsOutputCap bool
-	check          func(c *kc)
+	// escapees marks a case that runs only with Options.Escapees.
+	escapees bool
+	check    func(c *kc)
 }
 
 // skip returns why tc cannot run with opts, or "".
 func (tc testCase) skip(opts Options) string {
-	if tc.needsOutputCap && opts.MaxOutputBytes == 0 {
-		return "Options.MaxOutputBytes is zero (unknown)"
+	if tc.escapees && !opts.Escapees {
+		return "Options.Escapees is off"
 	}
 	return ""
 }
@@ -52,8 +52,11 @@ type abortCase struct{}
 type kc struct {
 	name string
 	ex   bash.Executor
-	opts Options
-	ctx  context.Context
+	// probe returns a second executor of the same kind, for the cases that look at processes
+	// from outside the one under test (it may be remote).
+	probe func() (bash.Executor, error)
+	opts  Options
+	ctx   context.Context
 
 	mu     sync.Mutex
 	errs   []error
@@ -61,8 +64,8 @@ type kc struct {
 	dirs   []string
 }
 
-func runCase(ctx context.Context, tc testCase, ex bash.Executor, opts Options) []error {
-	c := &kc{name: tc.name, ex: ex, opts: opts, ctx: ctx}
+func runCase(ctx context.Context, tc testCase, ex bash.Executor, probe func() (bash.Executor, error), opts Options) []error {
+	c := &kc{name: tc.name, ex: ex, probe: probe, opts: opts, ctx: ctx}
 	c.guard(func() { tc.check(c) })
 	c.cleanup()
 	c.mu.Lock()
@@ -193,11 +196,11 @@ func (c *kc) runLimit(d time.Duration) time.Duration { return d + c.opts.Grace +
 func (c *kc) endLimit() time.Duration { return c.runLimit(c.opts.Slack) }
 
 // defaultTimeout is the timeout Resolve must fill in for a request without one.
-func (c *kc) defaultTimeout() time.Duration { return min(c.opts.DefaultTimeout, c.opts.MaxTimeout) }
+func (c *kc) defaultTimeout() time.Duration { return min(c.opts.Timeout, c.opts.MaxTimeout) }
 
 // resolve resolves req and ends the case when that fails.
-func (c *kc) resolve(req bash.Request) bash.Spec {
-	var spec bash.Spec
+func (c *kc) resolve(req bash.Request) bash.Request {
+	var spec bash.Request
 	var err error
 	c.call("Resolve", c.quick(), func() { spec, err = c.ex.Resolve(req) })
 	if err != nil {
@@ -207,7 +210,7 @@ func (c *kc) resolve(req bash.Request) bash.Spec {
 }
 
 // spec resolves a request for command with extra settings applied by edit (which may be nil).
-func (c *kc) spec(command string, edit func(*bash.Request)) bash.Spec {
+func (c *kc) spec(command string, edit func(*bash.Request)) bash.Request {
 	req := bash.Request{Command: command}
 	if edit != nil {
 		edit(&req)
@@ -215,19 +218,19 @@ func (c *kc) spec(command string, edit func(*bash.Request)) bash.Spec {
 	return c.resolve(req)
 }
 
-// run runs spec in the foreground, bounded by limit, and returns the result, the error and how long
-// Run took.
-func (c *kc) run(ctx context.Context, spec bash.Spec, limit time.Duration) (bash.RunResult, error, time.Duration) {
+// run runs spec in the foreground, bounded by limit, and returns the result, how long Run took
+// and the error.
+func (c *kc) run(ctx context.Context, spec bash.Request, limit time.Duration) (bash.RunResult, time.Duration, error) {
 	var res bash.RunResult
 	var err error
 	start := time.Now()
 	c.call(fmt.Sprintf("Run(%q)", spec.Command), limit, func() { res, err = c.ex.Run(ctx, spec) })
-	return res, err, time.Since(start)
+	return res, time.Since(start), err
 }
 
 // mustRun runs spec and ends the case when Run fails.
-func (c *kc) mustRun(spec bash.Spec) bash.RunResult {
-	res, err, _ := c.run(c.ctx, spec, c.runLimit(min(spec.Timeout, c.opts.Slack)))
+func (c *kc) mustRun(spec bash.Request) bash.RunResult {
+	res, _, err := c.run(c.ctx, spec, c.runLimit(min(spec.Timeout, c.opts.Slack)))
 	if err != nil {
 		c.fatalf("Run(%q) returned %v, want a result", spec.Command, err)
 	}
@@ -235,7 +238,7 @@ func (c *kc) mustRun(spec bash.Spec) bash.RunResult {
 }
 
 // startErr starts spec, bounded by limit, and returns the task and the error.
-func (c *kc) startErr(spec bash.Spec, limit time.Duration) (*bash.Task, error) {
+func (c *kc) startErr(spec bash.Request, limit time.Duration) (*bash.Task, error) {
 	var task *bash.Task
 	var err error
 	c.call(fmt.Sprintf("Start(%q)", spec.Command), limit, func() { task, err = c.ex.Start(spec) })
@@ -243,7 +246,7 @@ func (c *kc) startErr(spec bash.Spec, limit time.Duration) (*bash.Task, error) {
 }
 
 // start starts spec and ends the case unless Start returned a task at once.
-func (c *kc) start(spec bash.Spec) *bash.Task {
+func (c *kc) start(spec bash.Request) *bash.Task {
 	task, err := c.startErr(spec, c.quick())
 	if err != nil {
 		c.fatalf("Start(%q) returned %v, want a task", spec.Command, err)
@@ -434,23 +437,6 @@ func exitString(code *int) string {
 
 func describe(req bash.Request) string {
 	return fmt.Sprintf("Request{Command: %q, Workdir: %q, Timeout: %v, StdoutMaxBytes: %d}", req.Command, req.Workdir, req.Timeout, req.StdoutMaxBytes)
-}
-
-// isHeadTail reports whether got is a start of want followed by an end of want (either may be
-// empty), no longer than want.
-func isHeadTail(got, want string) bool {
-	if len(got) > len(want) {
-		return false
-	}
-	prefix := 0
-	for prefix < len(got) && got[prefix] == want[prefix] {
-		prefix++
-	}
-	suffix := 0
-	for suffix < len(got) && got[len(got)-1-suffix] == want[len(want)-1-suffix] {
-		suffix++
-	}
-	return len(got)-suffix <= prefix
 }
 
 // sameTasks reports whether got holds exactly the pointers of want, in order.

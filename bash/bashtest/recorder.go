@@ -74,7 +74,7 @@ func (r *recorder) listener(name string) bash.TaskListener {
 
 // start starts spec, letting listeners that run meanwhile wait until Start has returned, and ends
 // the case unless Start returned a task.
-func (r *recorder) start(spec bash.Spec) *bash.Task {
+func (r *recorder) start(spec bash.Request) *bash.Task {
 	task, err := r.startErr(spec)
 	if err != nil {
 		r.c.fatalf("Start(%q) returned %v, want a task", spec.Command, err)
@@ -86,7 +86,7 @@ func (r *recorder) start(spec bash.Spec) *bash.Task {
 }
 
 // startErr is start that returns Start's error.
-func (r *recorder) startErr(spec bash.Spec) (*bash.Task, error) {
+func (r *recorder) startErr(spec bash.Request) (*bash.Task, error) {
 	gate := make(chan struct{})
 	r.mu.Lock()
 	r.gate = gate

@@ -16,6 +16,7 @@ require (
 
 require (
 	github.com/creack/pty v1.1.24 // indirect
+	github.com/dsh-go/dsh/internal v0.1.0
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

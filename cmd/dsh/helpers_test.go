@@ -7,94 +7,31 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/leaktest"
+	"github.com/dsh-go/dsh/internal/proctree"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
-	"go.uber.org/goleak"
 )
 
 // TestMain runs the test binary as `dsh` when a testscript scenario executes it, and otherwise
-// runs the tests and then checks that no goroutine is left and no process the tests started
-// is still alive.
+// runs the tests and then checks that no goroutine, descriptor or child process the tests
+// started is left.
 func TestMain(m *testing.M) {
-	testscript.Main(leakChecked{m}, map[string]func(){
+	testscript.Main(leaktest.Wrap(m, leaktest.Options{KeepGC: true}), map[string]func(){
 		"dsh": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 
-type leakChecked struct{ m *testing.M }
-
-func (l leakChecked) Run() int {
-	code := l.m.Run()
-	if code != 0 {
-		return code
-	}
-	if err := goleak.Find(); err != nil {
-		fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
-		code = 1
-	}
-	// Killed processes may take a moment to be reaped by their subreaper.
-	deadline := time.Now().Add(5 * time.Second)
-	for kids := children(); len(kids) > 0; kids = children() {
-		if time.Now().After(deadline) {
-			fmt.Fprintln(os.Stderr, "leaked child processes:", kids)
-			code = 1
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling for exits, bounded by deadline
-	}
-	return code
-}
-
-// children lists the live processes whose parent is this test binary. The local executor makes
-// the binary a child subreaper, so a leaked descendant, even an escaped one, ends up here.
-func children() []string {
-	entries, _ := os.ReadDir("/proc")
-	me := strconv.Itoa(os.Getpid())
-	var out []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		state, ppid, comm, ok := procStat(e.Name())
-		if ok && ppid == me && state != "Z" {
-			out = append(out, e.Name()+" "+comm)
-		}
-	}
-	return out
-}
-
-// procStat reads /proc/PID/stat: the state letter, the parent pid and the command name.
-func procStat(pid string) (state, ppid, comm string, ok bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return "", "", "", false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", "", "", false
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 2 {
-		return "", "", "", false
-	}
-	return fields[0], fields[1], s[:i+1], true
-}
-
 // alive reports whether process pid exists and is not a zombie.
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	state, _, _, ok := procStat(strconv.Itoa(pid))
-	return ok && state != "Z"
+	st, ok := proctree.ReadStat(pid)
+	return ok && !st.Dead()
 }
 
 // waitGone waits (up to 10 s) for process pid to end and reports whether it did.

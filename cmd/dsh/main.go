@@ -48,7 +48,7 @@ import (
 	"syscall"
 	"time"
 
-	bashlocal "github.com/dsh-go/dsh/bash-local"
+	"github.com/dsh-go/dsh/bash"
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 )
 
@@ -147,10 +147,10 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		return fail("-max-timeout must be positive, got %v", f.maxTimeout)
 	case f.persistent && f.maxTimeout != 0:
 		return fail("-max-timeout does not apply to -persistent (its bash has no per-call timeout)")
-	case !f.persistent && f.timeout > cmp.Or(f.maxTimeout, bashlocal.DefaultMaxTimeout):
+	case !f.persistent && f.timeout > cmp.Or(f.maxTimeout, bash.DefaultMaxTimeout):
 		// One rule whether or not -max-timeout is given: a default above the cap is a mistake,
 		// never silently capped.
-		return fail("-timeout %v is above -max-timeout %v", f.timeout, cmp.Or(f.maxTimeout, bashlocal.DefaultMaxTimeout))
+		return fail("-timeout %v is above -max-timeout %v", f.timeout, cmp.Or(f.maxTimeout, bash.DefaultMaxTimeout))
 	}
 	if f.workdir != "" {
 		dir, err := resolveWorkdir(f.workdir)
@@ -182,7 +182,7 @@ const shutdownGrace = 5 * time.Second
 // for stopping it. Calls end well before; the bound is for a request the SDK would never
 // answer.
 func drainLimit(cfg config) time.Duration {
-	longest := cmp.Or(cfg.MaxTimeout, bashlocal.DefaultMaxTimeout)
+	longest := cmp.Or(cfg.MaxTimeout, bash.DefaultMaxTimeout)
 	if cfg.Persistent {
 		longest = cmp.Or(cfg.Timeout, persistentbash.DefaultTimeout)
 	}

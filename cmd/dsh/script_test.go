@@ -62,7 +62,6 @@ type mcpKey struct{}
 type mcpProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	out    *bufio.Reader
 	stderr bytes.Buffer
 	lines  chan string // messages read from stdout, by a reader goroutine
 	done   chan struct{}

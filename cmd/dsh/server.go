@@ -181,7 +181,8 @@ func (s *server) end(ss *mcp.ServerSession) {
 	st.ended = true
 	st.notices = nil
 	st.mu.Unlock()
-	if err := s.tools.release(st.owner); err != nil {
+	// Every handler of ss has returned (see connect), so nothing of the owner's is in flight.
+	if err := s.tools.provider.Release(st.owner); err != nil {
 		s.logger.Warn("dsh: session cleanup", "owner", st.owner, "error", err)
 	}
 }

@@ -35,16 +35,19 @@ type config struct {
 	Logger     *slog.Logger
 }
 
-// toolset is the tools dsh serves and the backend that runs them: the local executor with the
-// one-shot bash tools, or the persistent shells. It is safe for concurrent use.
+// toolset is the tools dsh serves and the provider behind them: the one-shot bash tools over a
+// local executor, or the persistent shells. Past newToolset nothing depends on which one it is.
+// It is safe for concurrent use.
 type toolset struct {
-	dir   string // absolute: where commands start, and the base of a relative workdir argument
-	reg   tools.Registry
-	list  []*tools.Tool
-	hint  string // a line for the model, sent as the MCP server instructions
-	ex    *bashlocal.Executor
-	set   *toolbash.Set
-	shell *persistentbash.Shells
+	dir      string // absolute: where commands start, and the base of a relative workdir argument
+	reg      tools.Registry
+	list     []*tools.Tool
+	hint     string // a line for the model, sent as the MCP server instructions
+	provider tools.Provider
+	// ex is the one-shot tools' executor (nil with the persistent shells). The toolset made it
+	// and owns it: the provider stops what its tools started, ex.Close stops the rest (processes
+	// a foreground command left behind) and removes the spill files unless they are kept.
+	ex *bashlocal.Executor
 }
 
 // newToolset builds the tools for cfg. agents finds the live session for an owner token when
@@ -65,15 +68,11 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 		if err != nil {
 			return nil, err
 		}
-		ts.shell = sh
-		ts.list = []*tools.Tool{sh.Tool()}
-		ts.hint = toolbash.PromptHint + " The bash shell keeps its state (working directory, variables) between calls of this session."
+		ts.provider, ts.hint = sh, persistentbash.PromptHint
 	} else {
 		ex, err := bashlocal.New(bashlocal.Config{
+			Limits:     bash.Limits{Timeout: cfg.Timeout, MaxTimeout: cfg.MaxTimeout, Grace: cfg.Grace},
 			Workdir:    cfg.Workdir,
-			Timeout:    cfg.Timeout,
-			MaxTimeout: cfg.MaxTimeout,
-			Grace:      cfg.Grace,
 			KeepSpills: cfg.KeepSpills,
 			Logger:     cfg.Logger,
 		})
@@ -85,10 +84,9 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 			_ = ex.Close(context.Background())
 			return nil, err
 		}
-		ts.ex, ts.set = ex, set
-		ts.list = set.Tools()
-		ts.hint = toolbash.PromptHint
+		ts.provider, ts.hint, ts.ex = set, toolbash.PromptHint, ex
 	}
+	ts.list = ts.provider.Tools()
 	for _, t := range ts.list {
 		if _, err := ts.reg.Register(t); err != nil {
 			_ = ts.close(context.Background())
@@ -98,82 +96,45 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 	return ts, nil
 }
 
-// release ends what owner (a session that went away) still has running: its background tasks
-// are killed and its persistent shell is closed with every process it started. It returns the
-// errors of the kills and of the shell's close, joined.
-func (ts *toolset) release(owner string) error {
-	if ts.shell != nil {
-		return ts.shell.Release(owner)
-	}
-	var errs []error
-	for _, task := range ts.ex.List() {
-		if o, ok := ts.ex.OwnerOf(task.ID()); !ok || string(o) != owner {
-			continue
-		}
-		if task.Status() != bash.TaskRunning {
-			continue
-		}
-		if _, err := ts.ex.Kill(task.ID()); err != nil && !errors.Is(err, bash.ErrUnknownTask) {
-			errs = append(errs, fmt.Errorf("kill %s: %w", task.ID(), err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// close stops the completion notices and kills every process the tools started: it closes the
-// executor (bounded by ctx for the grace period) or every persistent shell. It returns what
-// the backend's close returned.
+// close stops the completion notices and kills every process the tools started: the provider
+// stops its calls, tasks and shells, then the executor, when there is one, stops what is left
+// (ctx bounds the grace periods). It returns both errors, joined.
 func (ts *toolset) close(ctx context.Context) error {
-	if ts.shell != nil {
-		return ts.shell.Close()
+	err := ts.provider.Close(ctx)
+	if ts.ex != nil {
+		err = errors.Join(err, ts.ex.Close(ctx))
 	}
-	ts.set.Close()
-	return ts.ex.Close(ctx)
-}
-
-// annotation is what MCP clients are told about a tool beyond its schema: a display title and
-// the behaviour hints. Every hint is set explicitly, because some clients require all of them.
-type annotation struct {
-	title                                   string
-	readOnly, destructive, idempotent, open bool
-}
-
-// annotations holds the hints of every tool dsh serves, by name; the persistent bash shares the
-// name "bash" and the hints of the one-shot bash.
-var annotations = map[string]annotation{
-	"bash":        {title: "Run a bash command", destructive: true, open: true},
-	"bash_output": {title: "Read a background bash task's output", readOnly: true},
-	"bash_kill":   {title: "Kill a background bash task", destructive: true, idempotent: true},
+	return err
 }
 
 // mcpTools returns the MCP definitions of the tools sorted by name, the order of tools/list.
-// The input schema
-// is the tool's Parameters bytes as the tools package derived them, so an MCP client sees
-// exactly what any other harness shows the model.
+// The input schema is the tool's Parameters bytes as the tools package derived them, so an MCP
+// client sees exactly what any other harness shows the model; the title and the hints are the
+// ones the tool's own package set.
 func (ts *toolset) mcpTools() []*mcp.Tool {
 	out := make([]*mcp.Tool, 0, len(ts.list))
 	for _, t := range ts.list {
-		a := annotations[t.Name]
-		title := a.title
-		if ts.shell != nil && t.Name == "bash" {
-			title = "Run a command in a persistent bash shell"
-		}
-		out = append(out, &mcp.Tool{
-			Name:        t.Name,
-			Title:       title,
-			Description: t.Description,
-			InputSchema: json.RawMessage(t.Parameters),
-			Annotations: &mcp.ToolAnnotations{
-				Title:           title,
-				ReadOnlyHint:    a.readOnly,
-				DestructiveHint: &a.destructive,
-				IdempotentHint:  a.idempotent,
-				OpenWorldHint:   &a.open,
-			},
-		})
+		out = append(out, mcpTool(t))
 	}
 	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// mcpTool returns the MCP definition of t. Every hint of t's annotations is set explicitly,
+// because some clients require all of them; a tool without annotations gets none.
+func mcpTool(t *tools.Tool) *mcp.Tool {
+	m := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)}
+	if t.Annotations != nil {
+		a := *t.Annotations // the SDK's pointers must not reach into the shared tool
+		m.Annotations = &mcp.ToolAnnotations{
+			Title:           t.Title,
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: &a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   &a.OpenWorldHint,
+		}
+	}
+	return m
 }
 
 // resolveWorkdir returns dir made absolute and checked to be a directory; "" means the current

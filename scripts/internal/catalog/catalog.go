@@ -49,6 +49,7 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 	"github.com/dsh-go/dsh/scripts/internal/report"
+	"github.com/dsh-go/dsh/scripts/internal/rootpath"
 )
 
 // Result is the catalogue of a workspace with the violations of its
@@ -234,7 +235,17 @@ func outputPath(root, out string) (string, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == "." {
 		return "", fmt.Errorf("-o %s: must name a file inside the root %s", out, root)
 	}
-	return filepath.ToSlash(rel), nil
+	rel = filepath.ToSlash(rel)
+	// Resolve symbolic links first: docs/link/out.md, with docs/link
+	// pointing away, names a file outside the root.
+	existing, inside, err := rootpath.ResolveExisting(root, rel)
+	if err != nil {
+		return "", fmt.Errorf("-o %s: %v", out, unwrapPath(err))
+	}
+	if !inside {
+		return "", fmt.Errorf("-o %s: must name a file inside the root %s, but %s leads outside it through a symbolic link", out, root, existing)
+	}
+	return rel, nil
 }
 
 // writeFile replaces the file at path with data through a temporary file

@@ -31,7 +31,8 @@ type Service struct {
 	Decl     string // "type Executor interface" or "type Executor struct"
 	Embeds   []string
 	Methods  []*Method
-	Files    []string // root-relative declaring files: the type's first
+	Types    []TypeRef // the types the methods take and return (see typeSet)
+	Files    []string  // root-relative declaring files: the type's first
 	Line     int
 	docs     *docContext
 }
@@ -53,6 +54,7 @@ type Event struct {
 	GoName string // "Middleware", or "Hooks.OnDone" for an interface method
 	Doc    string
 	Sig    string // "type Middleware func(…) Result" or "func (Hooks) OnDone(…)"
+	Types  []TypeRef
 	File   string
 	Line   int
 	docs   *docContext
@@ -344,6 +346,7 @@ func (x *extractor) service(p *packages.Package, s typeSite, key string, methods
 	if ts.TypeParams != nil {
 		tparams = typeParams(obj.Type().(*types.Named).TypeParams(), qual)
 	}
+	used := &typeSet{self: obj, qual: qual}
 	switch t := ts.Type.(type) {
 	case *ast.InterfaceType:
 		svc.Abstract = true
@@ -365,6 +368,7 @@ func (x *extractor) service(p *packages.Package, s typeSite, key string, methods
 				continue
 			}
 			sig := fn.Type().(*types.Signature)
+			used.addSignature(sig)
 			mname := goName + "." + name.Name
 			doc := docText(withoutDirectives(f.Doc))
 			svc.Methods = append(svc.Methods, &Method{
@@ -389,6 +393,7 @@ func (x *extractor) service(p *packages.Package, s typeSite, key string, methods
 				continue
 			}
 			sig := fn.Type().(*types.Signature)
+			used.addSignature(sig)
 			mname := goName + "." + fn.Name()
 			doc := docText(withoutDirectives(fd.Doc))
 			file := x.rel(fset.Position(fd.Pos()).Filename)
@@ -408,6 +413,7 @@ func (x *extractor) service(p *packages.Package, s typeSite, key string, methods
 		x.violate(fset, pos, "directive", "catalog:service", "%s is not an interface or a struct; only an exported interface or struct can be a service", goName)
 		return
 	}
+	svc.Types = used.sorted()
 	x.cat.Services = append(x.cat.Services, svc)
 }
 
@@ -439,9 +445,10 @@ func (x *extractor) funcTypeEvent(p *packages.Package, s typeSite, m marks, docs
 	}
 	ev := &Event{
 		Name: m.event, Mode: m.mode, GoName: ts.Name.Name, docs: docs,
-		Doc:  docText(s.doc),
-		Sig:  "type " + ts.Name.Name + tparams + " " + types.TypeString(sig, qual),
-		File: x.rel(fset.Position(ts.Pos()).Filename), Line: fset.Position(ts.Name.Pos()).Line,
+		Doc:   docText(s.doc),
+		Sig:   "type " + ts.Name.Name + tparams + " " + types.TypeString(sig, qual),
+		Types: typesOf(obj, sig, qual),
+		File:  x.rel(fset.Position(ts.Pos()).Filename), Line: fset.Position(ts.Name.Pos()).Line,
 	}
 	x.event(fset, ts.Name.Pos(), goName, ts.Name.Name, ev, sig, m.badMode)
 }
@@ -489,9 +496,10 @@ func (x *extractor) interfaceMethodEvents(p *packages.Package, s typeSite, it *a
 		qual := qualifier(p.Types)
 		ev := &Event{
 			Name: m.event, Mode: m.mode, GoName: ts.Name.Name + "." + name.Name, docs: docs,
-			Doc:  docText(f.Doc),
-			Sig:  "func (" + ts.Name.Name + ") " + name.Name + signature(sig, qual),
-			File: x.rel(fset.Position(name.Pos()).Filename), Line: fset.Position(name.Pos()).Line,
+			Doc:   docText(f.Doc),
+			Sig:   "func (" + ts.Name.Name + ") " + name.Name + signature(sig, qual),
+			Types: typesOf(obj, sig, qual),
+			File:  x.rel(fset.Position(name.Pos()).Filename), Line: fset.Position(name.Pos()).Line,
 		}
 		x.event(fset, name.Pos(), goName, name.Name, ev, sig, m.badMode)
 	}

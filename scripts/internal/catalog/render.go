@@ -99,6 +99,7 @@ func Render(c *Catalog, out string) []byte {
 			}
 		}
 		b.WriteString("```\n\n")
+		writeTypes(&b, s.Types, link)
 		fmt.Fprintf(&b, "Package: `%s`. %s\n\n", pkg.Path(), src(s.Files))
 	}
 
@@ -119,9 +120,27 @@ func Render(c *Catalog, out string) []byte {
 			b.WriteString(p + "\n\n")
 		}
 		b.WriteString("```go catalog\n" + e.Sig + "\n```\n\n")
+		writeTypes(&b, e.Types, link)
 		fmt.Fprintf(&b, "Package: `%s`. %s\n\n", e.docs.pkg.Path(), src([]string{e.File}))
 	}
 	return append(bytes.TrimRight(b.Bytes(), "\n"), '\n')
+}
+
+// writeTypes writes the Types line of refs, each linked to its entry
+// when the catalogue has one (link resolves it), or nothing when refs is
+// empty.
+func writeTypes(b *bytes.Buffer, refs []TypeRef, link linker) {
+	if len(refs) == 0 {
+		return
+	}
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = "`" + r.Display + "`"
+		if a := link(r.Path, "", r.Name); a != "" {
+			parts[i] = "[" + parts[i] + "](#" + a + ")"
+		}
+	}
+	b.WriteString("Types: " + strings.Join(parts, " · ") + "\n\n")
 }
 
 // writeComment writes doc as // lines, each prefixed with indent.

@@ -1,6 +1,7 @@
 package links
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -51,6 +52,11 @@ func Check(root string, files []string) Result {
 	return res
 }
 
+// errIncomplete marks the anchor set of a file that markdown.Parse could
+// not parse completely: it is unknown, and a fragment into the file cannot
+// be checked.
+var errIncomplete = errors.New("too costly to parse")
+
 type checker struct {
 	root    string
 	tree    tree
@@ -88,6 +94,11 @@ func (c *checker) load(s *source) {
 		return
 	}
 	f := markdown.Parse(s.rel, src)
+	if f.Incomplete != nil {
+		s.findings = append(s.findings, *f.Incomplete)
+		c.setDoc(s.rel, nil, errIncomplete)
+		return
+	}
 	s.findings = append(s.findings, markdown.Unclosed(f)...)
 	s.links = Extract(f)
 	c.setDoc(s.rel, Anchors(f), nil)
@@ -123,7 +134,12 @@ func (c *checker) anchorsOf(rel string) *doc {
 			d.fill(nil, err)
 			return
 		}
-		d.fill(Anchors(markdown.Parse(rel, src)), nil)
+		f := markdown.Parse(rel, src)
+		if f.Incomplete != nil {
+			d.fill(nil, errIncomplete)
+			return
+		}
+		d.fill(Anchors(f), nil)
 	})
 	return d
 }
@@ -173,6 +189,9 @@ func (c *checker) checkLink(src string, l Link) (*report.Finding, error) {
 		return &report.Finding{Reason: "root", Message: "leaves the repository root"}, nil
 	}
 	r := c.tree.resolve(target)
+	if r.outside {
+		return &report.Finding{Reason: "root", Message: fmt.Sprintf("leaves the repository root through the symbolic link %s", r.actual)}, nil
+	}
 	if !r.exists {
 		fd := &report.Finding{Reason: "target", Message: "target does not exist"}
 		if s := c.suggestFile(target, r); s != "" {
@@ -191,6 +210,9 @@ func (c *checker) checkLink(src string, l Link) (*report.Finding, error) {
 		return &report.Finding{Reason: "anchor", Message: "empty fragment"}, nil
 	}
 	doc := c.anchorsOf(r.actual)
+	if doc.err == errIncomplete {
+		return &report.Finding{Reason: "anchor", Message: fmt.Sprintf("cannot check anchor %q: %s is too costly to parse", "#"+d.Fragment, r.actual)}, nil
+	}
 	if doc.err != nil {
 		return nil, doc.err
 	}

@@ -106,6 +106,9 @@ func TestExtract(t *testing.T) {
 		{"other tags ignored", `<link href="x.css"> <script src="y.js"></script>`, ""},
 		{"image inside link", "[![b](badge.svg)](doc.md)", "0:1:1:doc.md 1:1:2:badge.svg"},
 		{"empty destination", "[a]()", "0:1:1:"},
+		{"task marker then a link is a link", "- [x](gone.md)\n- [ ](b.md)\n* [X](<c d.md>)\n1. [x](e.md) text\n", "0:1:3:gone.md 0:2:3:b.md 0:3:3:c d.md 0:4:4:e.md"},
+		{"task items are not links", "- [ ] todo [a](a.md)\n- [x] done\n- [X]\ttab\n- [x]\n", "0:1:12:a.md"},
+		{"task marker then a reference", "- [x][r]\n\n[r]: r.md\n", "2:3:1:r.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

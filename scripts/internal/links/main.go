@@ -46,7 +46,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		errs = append(errs, fmt.Errorf("write output: %w", err))
 	}
 	for _, e := range errs {
-		fmt.Fprintf(stderr, "verify-md-links: %v\n", e)
+		fmt.Fprintf(stderr, "verify-md-links: %s\n", report.OneLine(e.Error()))
 	}
 	switch {
 	case len(errs) > 0:

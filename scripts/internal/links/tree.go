@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/dsh-go/dsh/scripts/internal/rootpath"
 )
 
 // tree answers "does this root-relative path exist, and with which case?"
@@ -53,6 +55,9 @@ type resolved struct {
 	actual string
 	// caseDiffers is set when some component exists only with another case.
 	caseDiffers bool
+	// outside is set when the symbolic link actual leads outside the root;
+	// nothing beyond it is looked at.
+	outside bool
 	// parent is the deepest existing directory on the way (with on-disk
 	// case), and missing the first component not found in it.
 	parent, missing string
@@ -88,10 +93,18 @@ func (t *tree) resolve(rel string) resolved {
 		last := i == len(parts)-1
 		isDir := e.IsDir()
 		if e.Type()&os.ModeSymlink != 0 {
-			st, err := os.Stat(filepath.Join(t.root, filepath.FromSlash(dir)))
+			real, inside, err := rootpath.Resolve(t.root, dir)
+			var st os.FileInfo
+			if err == nil && inside {
+				st, err = os.Stat(real)
+			}
 			if err != nil { // broken or looping symlink
 				r.parent, r.missing = path.Dir(dir), part
 				r.actual = dir
+				return r
+			}
+			if !inside {
+				r.outside, r.actual = true, dir
 				return r
 			}
 			isDir = st.IsDir()

@@ -78,6 +78,9 @@ type Manifest struct {
 // nil when there are problems.
 func Parse(src []byte) (*Manifest, []report.Finding) {
 	f := markdown.Parse(File, src)
+	if f.Incomplete != nil {
+		return nil, []report.Finding{*f.Incomplete}
+	}
 	p := &parser{f: f}
 	m := &Manifest{}
 	if t := p.table(ManifestHeading, manifestColumns, true); t != nil {

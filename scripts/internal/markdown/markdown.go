@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/scripts/internal/report"
+	"github.com/dsh-go/dsh/scripts/internal/rootpath"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -23,13 +24,20 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
+// OutsideRoot is the message of the finding on a file that a symbolic link
+// leads outside the root.
+const OutsideRoot = "a symbolic link leads outside the repository root; not checked"
+
 // MaxFileSize is the largest file the gates read. Anything larger is
 // reported instead of parsed, so one stray dump cannot stall a run.
 const MaxFileSize = 32 << 20
 
 // md is shared by every parse; goldmark parsers keep no state between
 // calls to Parse, so it is safe for concurrent use.
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote))
+var md = goldmark.New(
+	goldmark.WithParser(newParser()),
+	goldmark.WithExtensions(append(gfm, extension.Footnote)...),
+)
 
 // File is a parsed Markdown file. It is read-only after Parse returns and
 // may be shared between goroutines.
@@ -37,6 +45,12 @@ type File struct {
 	Path string   // relative to the root, '/' separators
 	Src  []byte   // the bytes that were parsed
 	Doc  ast.Node // the goldmark document
+
+	// Incomplete is set when Parse stopped short of the end of the file's
+	// link reference definitions because they would take too long to
+	// parse (see refdefs.go): Doc is then not what GitHub shows, and the
+	// gates report this finding instead of checking the file.
+	Incomplete *report.Finding
 
 	lineStarts []int // byte offset of the start of each line
 }
@@ -51,7 +65,13 @@ func Parse(path string, src []byte) *File {
 			f.lineStarts = append(f.lineStarts, i+1)
 		}
 	}
-	f.Doc = md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
+	pc := parser.NewContext()
+	f.Doc = md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	if off, ok := pc.Get(incompleteKey).(int); ok {
+		fd := f.Finding(off, fmt.Sprintf("the link reference definitions from here on are too costly to parse (a definition, or an unclosed bracket or quote, runs over more than %d lines that start with '['); not checked", refDirect))
+		fd.Reason = "file"
+		f.Incomplete = &fd
+	}
 	return f
 }
 
@@ -89,9 +109,11 @@ func (f *File) Finding(off int, msg string) report.Finding {
 // Read reads the file rel under root and checks that it is Markdown text.
 // It returns the bytes and the findings about the file itself: a file that
 // holds a NUL byte is binary and is returned as nil with one finding; a file
-// over [MaxFileSize] likewise; invalid UTF-8 gives a finding at the first bad
-// byte but the bytes are still returned, so the rest of the file is checked.
-// The error is for I/O failures and names the file.
+// over [MaxFileSize] likewise; so is a file reached through a symbolic link
+// that leads outside root, which is never read; invalid UTF-8 gives a
+// finding at the first bad byte but the bytes are still returned, so the
+// rest of the file is checked. The error is for I/O failures and names the
+// file.
 func Read(root, rel string) ([]byte, []report.Finding, error) {
 	name := filepath.Join(root, filepath.FromSlash(rel))
 	// Stat before opening: opening a FIFO or device could block forever.
@@ -101,6 +123,14 @@ func Read(root, rel string) ([]byte, []report.Finding, error) {
 		return nil, nil, fmt.Errorf("%s: is a directory", rel)
 	} else if !st.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("%s: not a regular file (%s)", rel, st.Mode().Type())
+	}
+	// Open what was checked: the path with its links resolved.
+	name, inside, err := rootpath.Resolve(root, rel)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", rel, unwrapPath(err))
+	}
+	if !inside {
+		return nil, []report.Finding{{Path: rel, Reason: "root", Message: OutsideRoot}}, nil
 	}
 	fh, err := os.Open(name)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/yuin/goldmark/ast"
+	east "github.com/yuin/goldmark/extension/ast"
 )
 
 func walkHTML(f *File, fn func(Tag)) {
@@ -149,5 +150,45 @@ func TestUnclosed(t *testing.T) {
 				t.Errorf("Unclosed(%q)\n got %q\nwant %q", tt.src, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTaskListMarker checks GitHub's rule for a task list marker: "[ ]",
+// "[x]" or "[X]" opening a list item is a checkbox only when whitespace or
+// the end of the line follows; "[x](a.md)" is a link.
+func TestTaskListMarker(t *testing.T) {
+	for _, tc := range []struct {
+		src             string
+		checkbox, links int
+	}{
+		{"- [ ] todo\n", 1, 0},
+		{"- [x] done\n", 1, 0},
+		{"- [X]\ttab\n", 1, 0},
+		{"- [x]\n", 1, 0},
+		{"- [x]", 1, 0},
+		{"1. [ ] ordered\n", 1, 0},
+		{"- [x] done [a](a.md)\n", 1, 1},
+		{"- [x](a.md)\n", 0, 1},
+		{"- [ ](a.md)\n", 0, 1},
+		{"- [X](a.md) more\n", 0, 1},
+		{"[x](a.md) outside a list\n", 0, 1},
+		{"- text [x] later\n", 0, 0},
+	} {
+		f := Parse("t.md", []byte(tc.src))
+		var boxes, links int
+		_ = ast.Walk(f.Doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+			if entering {
+				switch n.(type) {
+				case *east.TaskCheckBox:
+					boxes++
+				case *ast.Link:
+					links++
+				}
+			}
+			return ast.WalkContinue, nil
+		})
+		if boxes != tc.checkbox || links != tc.links {
+			t.Errorf("%q: %d checkbox(es) and %d link(s), want %d and %d", tc.src, boxes, links, tc.checkbox, tc.links)
+		}
 	}
 }

@@ -1,6 +1,14 @@
 // Package report holds the finding type shared by the doc gates and prints
 // findings in the project's one format: "PATH:LINE:COL: message", sorted by
 // path and position, one per line.
+//
+// A finding is always exactly one line, and its PATH cannot be confused
+// with a position or another finding, whatever the file is called: a path
+// that holds a ':', a character that does not print (a newline, a tab, any
+// other control or format character, invalid UTF-8), a leading or trailing
+// space, or a leading '"' is written as a Go string literal (see
+// [QuotePath]), and the message has its non-printing characters escaped the
+// same way. The JSON form needs neither.
 package report
 
 import (
@@ -9,6 +17,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Finding is one problem a gate found in a file. Path is relative to the
@@ -31,16 +43,73 @@ type Finding struct {
 }
 
 // String formats f as "PATH:LINE:COL: message", leaving out COL when it is
-// zero and both LINE and COL when the line is zero.
+// zero and both LINE and COL when the line is zero. PATH is quoted as
+// [QuotePath] says, and the message is cleaned by [OneLine], so the result
+// is always one line.
 func (f Finding) String() string {
+	return Location(f.Path, f.Line, f.Col) + ": " + OneLine(f.Message)
+}
+
+// Location formats path, line and col as "PATH:LINE:COL", leaving out col
+// when it is zero and both when line is zero. path is quoted as
+// [QuotePath] says. Every gate that prints a position builds it here.
+func Location(path string, line, col int) string {
+	path = QuotePath(path)
 	switch {
-	case f.Line == 0:
-		return fmt.Sprintf("%s: %s", f.Path, f.Message)
-	case f.Col == 0:
-		return fmt.Sprintf("%s:%d: %s", f.Path, f.Line, f.Message)
+	case line == 0:
+		return path
+	case col == 0:
+		return fmt.Sprintf("%s:%d", path, line)
 	default:
-		return fmt.Sprintf("%s:%d:%d: %s", f.Path, f.Line, f.Col, f.Message)
+		return fmt.Sprintf("%s:%d:%d", path, line, col)
 	}
+}
+
+// QuotePath returns path as it goes at the start of a finding line: as it
+// is, or as a Go string literal (strconv.Quote) when it could be misread.
+// That is when path is empty or holds a ':' (which could forge a
+// ":LINE:COL" or end the path early), a rune that unicode.IsPrint rejects
+// (a newline, a tab, any other control or format character such as U+2028
+// or U+202E), an invalid UTF-8 byte, a leading or trailing space, or a
+// leading '"' (which would make a plain path look quoted). strconv.Unquote
+// gives the path back.
+func QuotePath(path string) string {
+	if needsQuote(path) {
+		return strconv.Quote(path)
+	}
+	return path
+}
+
+func needsQuote(path string) bool {
+	return path == "" || path[0] == '"' || path[0] == ' ' || path[len(path)-1] == ' ' ||
+		strings.ContainsRune(path, ':') || !utf8.ValidString(path) || strings.IndexFunc(path, notPrint) >= 0
+}
+
+func notPrint(r rune) bool { return !unicode.IsPrint(r) }
+
+// OneLine returns msg with every rune that unicode.IsPrint rejects, and
+// every invalid UTF-8 byte, written as its Go escape ("\n", "\t",
+// "\u2028", "\x00"), so that a message quoting a file name or a line of a
+// file stays on one line and cannot forge another finding.
+func OneLine(msg string) string {
+	if utf8.ValidString(msg) && strings.IndexFunc(msg, notPrint) < 0 {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		r, n := utf8.DecodeRuneInString(msg[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, msg[i])
+		case !unicode.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(msg[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Compare orders findings a and b by path, line, column, then message, so

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/dsh-go/dsh/scripts/internal/report"
 )
 
 // Category is a kind of site, as the report groups them.
@@ -39,19 +41,21 @@ type Change struct {
 	Old, New string
 }
 
-// String formats c as "PATH:LINE:COL: category[ detail]: old -> new".
+// String formats c as "PATH:LINE:COL: category[ detail]: old -> new", as
+// a finding line (see [report.Finding.String]).
 func (c Change) String() string {
 	what := string(c.Category)
 	if c.Detail != "" {
 		what += " " + c.Detail
 	}
+	msg := fmt.Sprintf("%s: %s -> %s", what, c.Old, c.New)
 	switch c.Category {
 	case CatGofmt:
-		return fmt.Sprintf("%s:%d:%d: %s: needs gofmt after the rename (import order)", c.Path, c.Line, c.Col, what)
+		msg = what + ": needs gofmt after the rename (import order)"
 	case CatChecksum:
-		return fmt.Sprintf("%s:%d:%d: %s: %s is an upstream module path; regenerate this file (go mod tidy, or go work sync)", c.Path, c.Line, c.Col, what, c.Old)
+		msg = fmt.Sprintf("%s: %s is an upstream module path; regenerate this file (go mod tidy, or go work sync)", what, c.Old)
 	}
-	return fmt.Sprintf("%s:%d:%d: %s: %s -> %s", c.Path, c.Line, c.Col, what, c.Old, c.New)
+	return report.Finding{Path: c.Path, Line: c.Line, Col: c.Col, Message: msg}.String()
 }
 
 func compareChanges(a, b Change) int {

@@ -34,10 +34,8 @@ var skipDirs = map[string]bool{"testdata": true, "node_modules": true, ".git": t
 // the fork directories, whose own README and LICENSE stay as upstream
 // wrote them.
 func classify(rel string, forkDirs []string) kind {
-	for _, part := range strings.Split(path.Dir(rel), "/") {
-		if skipDirs[part] {
-			return skip
-		}
+	if inSkipDir(rel) {
+		return skip
 	}
 	if rel == manifest.File || strings.HasPrefix(rel, "docs/rfc/") {
 		// The manifest states both names on purpose; decision records
@@ -61,6 +59,49 @@ func classify(rel string, forkDirs []string) kind {
 		return mdFile
 	}
 	return skip
+}
+
+// inSkipDir reports whether the root-relative slash path rel lies in a
+// directory the rescoper never reads.
+func inSkipDir(rel string) bool {
+	for _, part := range strings.Split(path.Dir(rel), "/") {
+		if skipDirs[part] {
+			return true
+		}
+	}
+	return false
+}
+
+// symlinkProblem returns why the listed path rel under root, of kind k,
+// stops the rename, or "". The rescoper never follows a symbolic link (so
+// a rename never writes outside the root), so a link in place of a file
+// it reads, or of a directory that may hold such files, would leave them
+// unchecked while -check reports no residue.
+func symlinkProblem(root, rel string, k kind) string {
+	name := filepath.Join(root, filepath.FromSlash(rel))
+	if st, err := os.Lstat(name); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	if k != skip {
+		return "is a symbolic link; rescope-vendor never follows one, so what it points to is not checked: make it a regular file"
+	}
+	if st, err := os.Stat(name); err == nil && st.IsDir() && !inSkipDir(rel) {
+		return "is a symbolic link to a directory; rescope-vendor never follows one, so the files in it are not checked: make it a real directory"
+	}
+	return ""
+}
+
+// symlinkOn returns the first component of the root-relative slash path
+// dir under root that is a symbolic link ("vendor", "vendor/lib"), or "".
+func symlinkOn(root, dir string) string {
+	cur := ""
+	for _, part := range strings.Split(dir, "/") {
+		cur = path.Join(cur, part)
+		if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(cur))); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return cur
+		}
+	}
+	return ""
 }
 
 // upstreamOwned reports whether a file named base at a fork's root is one

@@ -69,8 +69,17 @@ func NewPlan(root string, reverse bool) *Plan {
 		return p
 	}
 	forkDirs := m.Dirs()
+	for _, fk := range m.Forks {
+		if link := symlinkOn(root, fk.Dir); link != "" {
+			p.problem(manifest.File, fk.Line, "fork directory %s/ is reached through the symbolic link %s; rescope-vendor never follows one, so the fork would go unchecked: make it a real directory", fk.Dir, link)
+		}
+	}
 	for _, rel := range files {
 		k := classify(rel, forkDirs)
+		if msg := symlinkProblem(root, rel, k); msg != "" {
+			p.problem(rel, 0, "%s", msg)
+			continue
+		}
 		if k == skip {
 			continue
 		}

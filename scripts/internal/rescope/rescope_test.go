@@ -419,7 +419,11 @@ func TestOversizeFileIsAProblem(t *testing.T) {
 	}
 }
 
-func TestSymlinkNotFollowed(t *testing.T) {
+// TestSymlinkIsAProblemNeverFollowed checks that a Go file that is a
+// symbolic link stops the rename with a problem naming it (so -check
+// cannot report "no residue" past it) and that nothing is written through
+// it.
+func TestSymlinkIsAProblemNeverFollowed(t *testing.T) {
 	root := writeArchive(t, txtar.Parse([]byte(tree)))
 	outside := filepath.Join(t.TempDir(), "outside.go")
 	src := "package x\n\nimport \"github.com/up/lib\"\n"
@@ -429,7 +433,14 @@ func TestSymlinkNotFollowed(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "app", "link.go")); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, root, false)
+	p := NewPlan(root, false)
+	want := "app/link.go: is a symbolic link; rescope-vendor never follows one, so what it points to is not checked: make it a regular file"
+	if len(p.Problems) != 1 || p.Problems[0].String() != want {
+		t.Errorf("problems = %v, want [%s]", p.Problems, want)
+	}
+	if _, err := Apply(p); !errors.Is(err, ErrProblems) {
+		t.Errorf("Apply = %v, want ErrProblems", err)
+	}
 	if b, _ := os.ReadFile(outside); string(b) != src {
 		t.Errorf("a file outside the root was rewritten through a symlink:\n%s", b)
 	}

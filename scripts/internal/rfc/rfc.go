@@ -28,6 +28,7 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/cli"
 	"github.com/dsh-go/dsh/scripts/internal/markdown"
 	"github.com/dsh-go/dsh/scripts/internal/report"
+	"github.com/dsh-go/dsh/scripts/internal/rootpath"
 	"github.com/yuin/goldmark/ast"
 )
 
@@ -88,10 +89,14 @@ type Result struct {
 func Check(root string) Result {
 	var res Result
 	base := filepath.Join(root, filepath.FromSlash(Dir))
-	entries, err := os.ReadDir(base)
-	if os.IsNotExist(err) {
+	if _, err := os.Stat(base); os.IsNotExist(err) {
 		return res
 	}
+	if _, inside, err := rootpath.Resolve(root, Dir); err == nil && !inside {
+		res.Findings = append(res.Findings, report.Finding{Path: Dir, Message: markdown.OutsideRoot})
+		return res
+	}
+	entries, err := os.ReadDir(base)
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("%s: %w", Dir, unwrap(err)))
 		return res
@@ -99,8 +104,10 @@ func Check(root string) Result {
 	allowed := "allowed: " + strings.Join(Lifecycles, ", ")
 	for _, e := range entries {
 		rel := Dir + "/" + e.Name()
-		isDir := entryIsDir(root, rel, e)
+		isDir, outside := entryIsDir(root, rel, e)
 		switch {
+		case outside:
+			res.Findings = append(res.Findings, report.Finding{Path: rel, Message: markdown.OutsideRoot})
 		case isDir && slices.Contains(Lifecycles, e.Name()):
 			checkLifecycle(root, e.Name(), &res)
 		case isDir:
@@ -123,8 +130,11 @@ func checkLifecycle(root, lifecycle string, res *Result) {
 	}
 	for _, e := range entries {
 		rel := dir + "/" + e.Name()
+		isDir, outside := entryIsDir(root, rel, e)
 		switch {
-		case entryIsDir(root, rel, e):
+		case outside:
+			res.Findings = append(res.Findings, report.Finding{Path: rel, Message: markdown.OutsideRoot})
+		case isDir:
 			res.Findings = append(res.Findings, report.Finding{Path: rel, Message: "expected " + Dir + "/{lifecycle}/yyyy-mm-dd-topic.md, not a folder"})
 		case extraFiles[e.Name()]:
 		case !validName(e.Name()):
@@ -137,8 +147,13 @@ func checkLifecycle(root, lifecycle string, res *Result) {
 				continue
 			}
 			res.Records++
-			if src != nil {
-				res.Findings = append(res.Findings, Format(markdown.Parse(rel, src), lifecycle)...)
+			if src == nil {
+				continue
+			}
+			if f := markdown.Parse(rel, src); f.Incomplete != nil {
+				res.Findings = append(res.Findings, *f.Incomplete)
+			} else {
+				res.Findings = append(res.Findings, Format(f, lifecycle)...)
 			}
 		}
 	}
@@ -260,12 +275,22 @@ func codeLines(f *markdown.File) map[int]bool {
 	return out
 }
 
-func entryIsDir(root, rel string, e os.DirEntry) bool {
+// entryIsDir reports whether the entry e, at rel under root, is a
+// directory, following a symbolic link, and whether the link leads outside
+// root (and is then not followed).
+func entryIsDir(root, rel string, e os.DirEntry) (isDir, outside bool) {
 	if e.Type()&os.ModeSymlink == 0 {
-		return e.IsDir()
+		return e.IsDir(), false
 	}
-	st, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
-	return err == nil && st.IsDir()
+	real, inside, err := rootpath.Resolve(root, rel)
+	if err != nil {
+		return false, false
+	}
+	if !inside {
+		return false, true
+	}
+	st, err := os.Stat(real)
+	return err == nil && st.IsDir(), false
 }
 
 func unwrap(err error) error {
@@ -303,7 +328,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		errs = append(errs, fmt.Errorf("write output: %w", err))
 	}
 	for _, e := range errs {
-		fmt.Fprintf(stderr, "verify-rfc: %v\n", e)
+		fmt.Fprintf(stderr, "verify-rfc: %s\n", report.OneLine(e.Error()))
 	}
 	switch {
 	case len(errs) > 0:

@@ -139,6 +139,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		f := markdown.Parse(files[i], Mask(src))
+		if f.Incomplete != nil {
+			findings[i] = append(findings[i], *f.Incomplete)
+			return
+		}
 		findings[i] = append(findings[i], markdown.Unclosed(f)...)
 		findings[i] = append(findings[i], Check(f)...)
 	})
@@ -154,7 +158,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		errs = append(errs, fmt.Errorf("write output: %w", err))
 	}
 	for _, e := range errs {
-		fmt.Fprintf(stderr, "verify-md-wrap: %v\n", e)
+		fmt.Fprintf(stderr, "verify-md-wrap: %s\n", report.OneLine(e.Error()))
 	}
 	switch {
 	case len(errs) > 0:

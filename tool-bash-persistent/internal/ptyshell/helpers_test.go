@@ -7,13 +7,13 @@ import (
 	"errors"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
-	"go.uber.org/goleak"
+	"github.com/dsh-go/dsh/internal/leaktest"
+	"github.com/dsh-go/dsh/internal/proctree"
 )
 
 func TestMain(m *testing.M) {
@@ -23,8 +23,11 @@ func TestMain(m *testing.M) {
 		p.Close()
 		t.Close()
 	}
-	os.Exit(m.Run())
+	leaktest.Main(m, leaktest.Options{KeepGC: true, Tags: shellTags})
 }
+
+// shellTags is the tag of every shell this test binary starts.
+func shellTags() []string { return []string{TagVar + "=" + strconv.Itoa(os.Getpid()) + "-*"} }
 
 // testGrace keeps Close quick on processes that ignore SIGTERM.
 const testGrace = 300 * time.Millisecond
@@ -32,70 +35,15 @@ const testGrace = 300 * time.Millisecond
 var leakChecked sync.Map // *testing.T → true once checkLeaks ran for it
 
 // checkLeaks registers a cleanup, run after every other cleanup of t, that fails t if a
-// goroutine, a file descriptor or a process started during the test is left: a live or zombie
-// child of the test process, or any process carrying a shell tag of this test process.
+// goroutine, a file descriptor or a process started during the test is left: a child of the test
+// process, or any process carrying a shell tag of this test process.
 func checkLeaks(t *testing.T) {
 	t.Helper()
 	if _, dup := leakChecked.LoadOrStore(t, true); dup {
 		return
 	}
 	t.Cleanup(func() { leakChecked.Delete(t) })
-	fds := countFDs(t)
-	t.Cleanup(func() {
-		goleak.VerifyNone(t)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			left := leftovers()
-			if len(left) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("processes left behind: %s", strings.Join(left, "; "))
-				break
-			}
-			time.Sleep(10 * time.Millisecond) // polling for exits to settle, bounded by deadline
-		}
-		if n := countFDs(t); n > fds {
-			t.Errorf("file descriptors: %d at start, %d at end", fds, n)
-		}
-	})
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatalf("read /proc/self/fd: %v", err)
-	}
-	return len(ents)
-}
-
-// leftovers describes children of this process and processes tagged by its shells.
-func leftovers() []string {
-	var out []string
-	if kids, ok := childrenOf(os.Getpid()); ok {
-		for _, k := range kids {
-			st, _ := readStat(k)
-			out = append(out, "child "+strconv.Itoa(k)+" state "+string(st.state))
-		}
-	}
-	prefix := TagVar + "=" + strconv.Itoa(os.Getpid()) + "-"
-	for _, st := range allStats() {
-		if st.pid == os.Getpid() || st.dead() {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(st.pid) + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, e := range strings.Split(string(data), "\x00") {
-			if strings.HasPrefix(e, prefix) {
-				out = append(out, "tagged "+strconv.Itoa(st.pid)+" ppid "+strconv.Itoa(st.ppid))
-				break
-			}
-		}
-	}
-	return out
+	leaktest.Check(t, shellTags()...)
 }
 
 // startShell starts a shell for t in a temporary directory with a test-sized budget and closes
@@ -163,8 +111,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // alive reports whether pid names a live (not zombie) process.
 func alive(pid int) bool {
-	st, ok := readStat(pid)
-	return ok && !st.dead()
+	st, ok := proctree.ReadStat(pid)
+	return ok && !st.Dead()
 }
 
 func TestMasterIsPollable(t *testing.T) {

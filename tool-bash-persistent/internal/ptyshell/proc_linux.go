@@ -3,245 +3,38 @@
 package ptyshell
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
+
+	"github.com/dsh-go/dsh/internal/proctree"
 
 	"golang.org/x/sys/unix"
 )
 
-// procStat holds the fields of /proc/PID/stat this package uses.
-type procStat struct {
-	pid     int
-	state   byte
-	ppid    int
-	pgrp    int
-	session int
-	ttyNr   uint64
-	start   uint64 // start time in clock ticks since boot: with pid, a process identity
-}
+// procStat is what this package reads of a process (internal/proctree's view).
+type procStat = proctree.Stat
 
-func (s procStat) dead() bool { return s.state == 'Z' || s.state == 'X' || s.state == 'x' }
-
-// parseStat parses the text of /proc/PID/stat. The command name may hold spaces and
-// parentheses, so fields are counted from the last ')'.
-func parseStat(data string) (procStat, bool) {
-	open := strings.IndexByte(data, '(')
-	closing := strings.LastIndexByte(data, ')')
-	if open < 1 || closing < open || closing+2 > len(data) {
-		return procStat{}, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(data[:open]))
-	if err != nil {
-		return procStat{}, false
-	}
-	f := strings.Fields(data[closing+1:])
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, false
-	}
-	num := func(i int) (uint64, bool) {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		return uint64(v), err == nil
-	}
-	ppid, ok1 := num(1)
-	pgrp, ok2 := num(2)
-	sid, ok3 := num(3)
-	tty, ok4 := num(4)
-	start, ok5 := num(19)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) {
-		return procStat{}, false
-	}
-	return procStat{pid: pid, state: f[0][0], ppid: int(ppid), pgrp: int(pgrp), session: int(sid), ttyNr: tty, start: start}, true
-}
-
-func readStat(pid int) (procStat, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	return parseStat(string(data))
-}
-
-// allStats returns the stat of every process visible in /proc.
-func allStats() []procStat {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	out := make([]procStat, 0, len(names))
-	for _, n := range names {
-		if n[0] < '0' || n[0] > '9' {
-			continue
-		}
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// childrenOf lists the children of pid from /proc/PID/task/*/children; ok is false when the
-// kernel does not provide those files.
-func childrenOf(pid int) (kids []int, ok bool) {
-	base := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(base)
-	if err != nil {
-		return nil, false
-	}
-	for _, t := range tasks {
-		data, err := os.ReadFile(base + "/" + t.Name() + "/children")
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, false
-			}
-			continue
-		}
-		for _, f := range strings.Fields(string(data)) {
-			if k, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, k)
-			}
-		}
-	}
-	return kids, true
-}
-
-// descendants returns the stat of root and of every process below it.
+// descendants returns the stat of root and of every process below it, from one scan of the
+// process table.
 func descendants(root int) []procStat {
-	st, ok := readStat(root)
+	all, ok := proctree.Snapshot()
 	if !ok {
 		return nil
 	}
-	out := []procStat{st}
-	if _, ok := childrenOf(root); !ok {
-		// No children files: walk the parent links of a full scan.
-		all := allStats()
-		byParent := map[int][]procStat{}
-		for _, s := range all {
-			byParent[s.ppid] = append(byParent[s.ppid], s)
-		}
-		for i := 0; i < len(out); i++ {
-			out = append(out, byParent[out[i].pid]...)
-		}
-		return out
-	}
-	for i := 0; i < len(out) && i < 4096; i++ {
-		kids, _ := childrenOf(out[i].pid)
-		for _, k := range kids {
-			if s, ok := readStat(k); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// hasEnv reports whether the initial environment of pid holds the entry kv ("NAME=value").
-func hasEnv(pid int, kv string) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	for e := range bytes.SplitSeq(data, []byte{0}) {
-		if string(e) == kv {
-			return true
-		}
-	}
-	return false
-}
-
-var subreaperOnce sync.Once
-
-// becomeSubreaper makes this process the child subreaper of its descendants, so a process that
-// leaves a shell's tree by a double fork is re-parented here rather than to init, and is reaped
-// by this package once it is stopped. It is process-wide and lasts for the life of the process.
-func becomeSubreaper() {
-	subreaperOnce.Do(func() {
-		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	})
-}
-
-// signalExact sends sig to the process identified by (st.pid, st.start), never to a process
-// that reused the pid: the process is pinned with a pidfd and its start time checked first.
-func signalExact(st procStat, sig unix.Signal) {
-	fd, err := unix.PidfdOpen(st.pid, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOSYS) {
-			if cur, ok := readStat(st.pid); ok && cur.start == st.start {
-				_ = unix.Kill(st.pid, sig)
-			}
-		}
-		return
-	}
-	defer unix.Close(fd)
-	if cur, ok := readStat(st.pid); !ok || cur.start != st.start {
-		return
-	}
-	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
-}
-
-// reap collects the exit status of st if it is a zombie child of this process. The shell
-// itself is never reaped here: its exec.Cmd waits for it.
-func reap(st procStat, shellPid int) {
-	if st.pid == shellPid || st.ppid != os.Getpid() {
-		return
-	}
-	var ws unix.WaitStatus
-	_, _ = unix.Wait4(st.pid, &ws, unix.WNOHANG, nil)
-}
-
-// members returns the live processes and zombies that belong to the shell identified by
-// (shellPid, its session) and by its environment tag: the shell's descendants, the members of
-// its session, and any process whose environment carries the tag (descendants that called
-// setsid and were re-parented). tagged is consulted so that processes known from an earlier
-// look stay members after their parent is gone.
-func members(shellPid int, tag string, known map[int]uint64) []procStat {
-	all := allStats()
-	byParent := map[int][]int{}
-	idx := map[int]int{}
-	for i, s := range all {
-		byParent[s.ppid] = append(byParent[s.ppid], i)
-		idx[s.pid] = i
-	}
-	in := map[int]bool{}
+	byParent := map[int][]procStat{}
 	var out []procStat
-	add := func(i int) {
-		s := all[i]
-		if in[s.pid] {
-			return
-		}
-		in[s.pid] = true
-		out = append(out, s)
-	}
-	if i, ok := idx[shellPid]; ok {
-		add(i)
-	}
-	for i, s := range all {
-		switch {
-		case s.pid == shellPid:
-		case s.session == shellPid:
-			add(i)
-		case known[s.pid] == s.start && known[s.pid] != 0:
-			add(i)
-		case s.pid != os.Getpid() && !s.dead() && hasEnv(s.pid, tag):
-			add(i)
+	for _, st := range all {
+		byParent[st.PPID] = append(byParent[st.PPID], st)
+		if st.PID == root {
+			out = append(out, st)
 		}
 	}
-	// Descendants of every member.
-	for j := 0; j < len(out); j++ {
-		for _, i := range byParent[out[j].pid] {
-			add(i)
-		}
+	for i := 0; i < len(out) && i < 1<<16; i++ {
+		out = append(out, byParent[out[i].PID]...)
 	}
 	return out
 }
@@ -305,10 +98,10 @@ type waiter struct {
 func ttyWaiters(root, fg int, tty uint64) []waiter {
 	var out []waiter
 	for _, st := range descendants(root) {
-		if st.pgrp != fg || st.dead() {
+		if st.PGRP != fg || st.Dead() {
 			continue
 		}
-		base := "/proc/" + strconv.Itoa(st.pid) + "/task/"
+		base := "/proc/" + strconv.Itoa(st.PID) + "/task/"
 		tasks, err := os.ReadDir(base)
 		if err != nil {
 			continue
@@ -325,7 +118,7 @@ func ttyWaiters(root, fg int, tty uint64) []waiter {
 			if !readsTTY(st, string(data), tty) {
 				continue
 			}
-			out = append(out, waiter{pid: st.pid, tid: tid, start: st.start, switches: switchCount(base + t.Name() + "/status")})
+			out = append(out, waiter{pid: st.PID, tid: tid, start: st.StartTime, switches: switchCount(base + t.Name() + "/status")})
 		}
 	}
 	return out
@@ -368,14 +161,14 @@ func fdIsTTY(st procStat, fd int, tty uint64) bool {
 		return false
 	}
 	var s unix.Stat_t
-	if unix.Stat("/proc/"+strconv.Itoa(st.pid)+"/fd/"+strconv.Itoa(fd), &s) != nil {
+	if unix.Stat("/proc/"+strconv.Itoa(st.PID)+"/fd/"+strconv.Itoa(fd), &s) != nil {
 		return false
 	}
 	if s.Mode&unix.S_IFMT != unix.S_IFCHR {
 		return false
 	}
 	dev := uint64(s.Rdev)
-	return dev == tty || (dev == devTTY && st.ttyNr == tty)
+	return dev == tty || (dev == devTTY && st.TTY == tty)
 }
 
 func readMem(pid int, addr uint64, n int) ([]byte, bool) {
@@ -399,7 +192,7 @@ func selectReadsTTY(st procStat, nfds, readfds uint64, isTTY func(uint64) bool) 
 	if nfds == 0 || nfds > 1<<16 {
 		return false
 	}
-	set, ok := readMem(st.pid, readfds, int((nfds+63)/64*8))
+	set, ok := readMem(st.PID, readfds, int((nfds+63)/64*8))
 	if !ok {
 		return false
 	}
@@ -416,7 +209,7 @@ func pollReadsTTY(st procStat, fds, nfds uint64, isTTY func(uint64) bool) bool {
 	if nfds == 0 || nfds > 4096 {
 		return false
 	}
-	arr, ok := readMem(st.pid, fds, int(nfds)*8)
+	arr, ok := readMem(st.PID, fds, int(nfds)*8)
 	if !ok {
 		return false
 	}
@@ -432,7 +225,7 @@ func pollReadsTTY(st procStat, fds, nfds uint64, isTTY func(uint64) bool) bool {
 
 // epollReadsTTY reads the registered descriptors of an epoll instance from its fdinfo.
 func epollReadsTTY(st procStat, epfd int, isTTY func(uint64) bool) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(st.pid) + "/fdinfo/" + strconv.Itoa(epfd))
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/fdinfo/" + strconv.Itoa(epfd))
 	if err != nil {
 		return false
 	}

@@ -5,50 +5,15 @@ package ptyshell
 import (
 	"os"
 
+	"github.com/dsh-go/dsh/internal/proctree"
+
 	"golang.org/x/sys/unix"
 )
 
-// Outside Linux there is no /proc: the stdin-wait probe is off and Close stops the shell's own
-// process group and the shell only (processes in other groups may survive).
+// Outside Linux there is no /proc: the stdin-wait probe is off, and Close stops the shell and its
+// process group only (internal/proctree's fallback; processes in other groups may survive).
 
-type procStat struct {
-	pid     int
-	state   byte
-	ppid    int
-	pgrp    int
-	session int
-	ttyNr   uint64
-	start   uint64
-}
-
-func (s procStat) dead() bool { return s.state == 'Z' }
-
-func readStat(pid int) (procStat, bool) {
-	if unix.Kill(pid, 0) != nil {
-		return procStat{}, false
-	}
-	return procStat{pid: pid, state: 'S', pgrp: pid}, true
-}
-
-func childrenOf(int) ([]int, bool) { return nil, false }
-
-func hasEnv(int, string) bool { return false }
-
-func becomeSubreaper() {}
-
-func signalExact(st procStat, sig unix.Signal) {
-	_ = unix.Kill(-st.pid, sig)
-	_ = unix.Kill(st.pid, sig)
-}
-
-func reap(procStat, int) {}
-
-func members(shellPid int, _ string, _ map[int]uint64) []procStat {
-	if st, ok := readStat(shellPid); ok {
-		return []procStat{st}
-	}
-	return nil
-}
+type procStat = proctree.Stat
 
 func foregroundGroup(fd uintptr) (int, error) { return unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }
 

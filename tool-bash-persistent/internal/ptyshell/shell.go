@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/proctree"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,10 +31,11 @@ const (
 	Prompt = "dsh> "
 )
 
-// TagVar is the environment variable that marks every process a shell starts. Its value is
+// TagVar is the environment variable that marks every process a shell starts (the one tag
+// variable of every executor in this repository). Its value is
 // the harness's process id, a dash and a random id per shell; processes that leave the shell's
 // session are still found by it when the shell is closed.
-const TagVar = "DSH_PTY_SESSION_ID"
+const TagVar = envpolicy.TagVar
 
 // DefaultArgs are the arguments bash is started with: no profile, no rc file, interactive.
 var DefaultArgs = []string{"--noprofile", "--norc", "-i"}
@@ -170,16 +173,16 @@ type Shell struct {
 	pid     int
 	tty     uint64 // device number of the terminal
 	ttyPath string // path of the terminal's slave side
-	tag     string // DSH_PTY_SESSION_ID=…, inherited by every process the shell starts
+	tag     string // TagVar=…, inherited by every process the shell starts
 	token   string // marks our prompt escapes
 
 	mu       sync.Mutex
 	san      *sanitizer
-	track    *tracker       // the running command, nil between commands
-	prompts  int            // primary prompts seen since start
-	syncSent uint64         // last barrier sent
-	synced   uint64         // last barrier the reader passed
-	known    map[int]uint64 // re-parented processes of this shell: pid → start time
+	track    *tracker          // the running command, nil between commands
+	prompts  int               // primary prompts seen since start
+	syncSent uint64            // last barrier sent
+	synced   uint64            // last barrier the reader passed
+	stop     *proctree.Stopper // finds and stops every process of this shell
 	notify   chan struct{}
 	exitInfo Exit
 
@@ -206,12 +209,13 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	if err != nil {
 		return nil, err
 	}
-	becomeSubreaper()
+	// Escapees that a double fork re-parents come to this process, where sweepOrphans finds them
+	// cheaply and the stopper reaps them once stopped. Without it they still carry the tag.
+	_ = proctree.BecomeSubreaper()
 	s := &Shell{
 		cfg:        cfg,
 		token:      newNonce(),
 		tag:        TagVar + "=" + strconv.Itoa(os.Getpid()) + "-" + newNonce(),
-		known:      map[int]uint64{},
 		notify:     make(chan struct{}, 1),
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
@@ -251,6 +255,11 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	}
 	tty.Close()
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	// The shell leads its own session; job control gives jobs their own groups inside it. A
+	// process that leaves the session keeps the tag, and once seen it stays known.
+	s.stop = proctree.NewStopper(proctree.Tree{Leader: s.pid, Session: s.pid, Tag: s.tag},
+		proctree.StopOptions{Grace: cfg.KillGrace, Soft: []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT},
+			LeaderExited: s.exited, Reap: true, Poll: 10 * time.Millisecond})
 	go s.read()
 	go s.wait()
 
@@ -771,33 +780,30 @@ func (s *Shell) Interrupt() error {
 	return nil
 }
 
-// sweepOrphans reaps processes of this shell that were re-parented to this process and have
-// ended since, and remembers live ones (by pid and start time) so they are found at Close
-// even after they change their environment's visibility.
+// sweepOrphans looks at the children of this process (a child subreaper): a dead one the stopper
+// knows as this shell's is reaped, a live one carrying this shell's tag is remembered by pid and
+// start time, so it is found at Close whatever it does to its environment later. It reads only
+// our own children, which keeps it cheap enough to run after every command.
 func (s *Shell) sweepOrphans() {
-	kids, ok := childrenOf(os.Getpid())
+	kids, ok := proctree.ChildrenOf(os.Getpid())
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, pid := range kids {
 		if pid == s.pid {
 			continue
 		}
-		st, ok := readStat(pid)
+		st, ok := proctree.ReadStat(pid)
 		if !ok {
 			continue
 		}
-		if start, known := s.known[pid]; known && start == st.start {
-			if st.dead() {
-				reap(st, s.pid)
-				delete(s.known, pid)
+		switch {
+		case s.stop.Knows(st):
+			if st.Dead() {
+				proctree.Reap(st)
 			}
-			continue
-		}
-		if !st.dead() && hasEnv(pid, s.tag) {
-			s.known[pid] = st.start
+		case !st.Dead() && proctree.HasTag(pid, s.tag, false):
+			s.stop.Remember(st)
 		}
 	}
 }
@@ -819,63 +825,22 @@ func (s *Shell) Close() error {
 }
 
 func (s *Shell) teardown() error {
-	s.mu.Lock()
-	known := make(map[int]uint64, len(s.known))
-	for k, v := range s.known {
-		known[k] = v
-	}
-	s.mu.Unlock()
-
-	signalled := map[[2]uint64]bool{}
-	soft := func(ms []procStat) {
-		for _, st := range ms {
-			k := [2]uint64{uint64(st.pid), st.start}
-			if st.dead() || signalled[k] {
-				continue
-			}
-			signalled[k] = true
-			signalExact(st, unix.SIGHUP)
-			signalExact(st, unix.SIGTERM)
-			signalExact(st, unix.SIGCONT)
-		}
-	}
-	live := func() []procStat {
-		ms := members(s.pid, s.tag, known)
-		for _, st := range ms {
-			known[st.pid] = st.start
-		}
-		var out []procStat
-		for _, st := range ms {
-			if st.dead() {
-				reap(st, s.pid)
-				continue
-			}
-			out = append(out, st)
-		}
-		return out
-	}
-
-	ms := live()
-	soft(ms)
-	deadline := time.Now().Add(s.cfg.KillGrace)
-	for len(ms) > 0 && time.Now().Before(deadline) {
-		s.pause(10 * time.Millisecond)
-		ms = live()
-		soft(ms)
-	}
-	for round := 0; len(ms) > 0 && round < 200; round++ {
-		for _, st := range ms {
-			signalExact(st, unix.SIGKILL)
-		}
-		s.pause(5 * time.Millisecond)
-		ms = live()
+	s.stop.Terminate()
+	// After SIGKILL a process may take a moment to die (uninterruptible sleep); bound the wait.
+	bound := time.NewTimer(s.cfg.KillGrace + 5*time.Second)
+	defer bound.Stop()
+	var ms []procStat
+	select {
+	case <-s.stop.Stopped():
+	case <-bound.C:
+		ms = s.stop.Members()
 	}
 
 	var errs []error
 	if len(ms) > 0 {
 		pids := make([]string, 0, len(ms))
 		for _, st := range ms {
-			pids = append(pids, fmt.Sprint(st.pid))
+			pids = append(pids, fmt.Sprint(st.PID))
 		}
 		slices.Sort(pids)
 		errs = append(errs, fmt.Errorf("PTY cleanup failed: processes %s survived SIGKILL", strings.Join(pids, ", ")))
@@ -901,17 +866,5 @@ func (s *Shell) teardown() error {
 			errs = append(errs, fmt.Errorf("remove %s: %w", s.stageDir, err))
 		}
 	}
-	for _, st := range members(s.pid, s.tag, known) {
-		if st.dead() {
-			reap(st, s.pid)
-		}
-	}
 	return errors.Join(errs...)
-}
-
-// pause waits d; it is the poll interval of Close while it watches processes go away.
-func (s *Shell) pause(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	<-t.C
 }

@@ -176,7 +176,7 @@ func TestInterrupt(t *testing.T) {
 
 func hasDescendant(root int, comm string) bool {
 	for _, st := range descendants(root) {
-		data, _ := os.ReadFile("/proc/" + strconv.Itoa(st.pid) + "/comm")
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/comm")
 		if strings.TrimSpace(string(data)) == comm {
 			return true
 		}

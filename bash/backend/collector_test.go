@@ -1,8 +1,9 @@
-package output
+package backend
 
 import (
 	"bytes"
 	"errors"
+	"github.com/dsh-go/dsh/bash"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,11 +36,11 @@ func (m *memSpill) Close() error {
 }
 func (m *memSpill) Name() string { return m.name }
 
-func newCollector(t *testing.T, cfg Config) *Collector {
+func newCollector(t *testing.T, cfg CollectorConfig) *Collector {
 	t.Helper()
-	c, err := New(cfg)
+	c, err := NewCollector(cfg)
 	if err != nil {
-		t.Fatalf("New(%+v): %v", cfg, err)
+		t.Fatalf("NewCollector(%+v): %v", cfg, err)
 	}
 	return c
 }
@@ -89,7 +90,7 @@ func TestCollectorTable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var spills []*memSpill
-			c := newCollector(t, Config{MaxBytes: tc.max, HeadBytes: tc.head, MaxSpillBytes: tc.spillCap, Create: memCreate(&spills, nil)})
+			c := newCollector(t, CollectorConfig{MaxBytes: tc.max, HeadBytes: tc.head, MaxSpillBytes: tc.spillCap, Create: memCreate(&spills, nil)})
 			total := 0
 			for _, ch := range tc.chunks {
 				c.Write([]byte(ch))
@@ -129,7 +130,7 @@ func TestCollectorTable(t *testing.T) {
 func TestCollectorSpillFailures(t *testing.T) {
 	t.Run("close failure drops the path but keeps the tail", func(t *testing.T) {
 		var spills []*memSpill
-		c := newCollector(t, Config{MaxBytes: 4, MaxSpillBytes: 100, Create: memCreate(&spills, func(m *memSpill) { m.failClose = true })})
+		c := newCollector(t, CollectorConfig{MaxBytes: 4, MaxSpillBytes: 100, Create: memCreate(&spills, func(m *memSpill) { m.failClose = true })})
 		c.Write([]byte("0123456789"))
 		c.Seal()
 		got := c.Output()
@@ -139,7 +140,7 @@ func TestCollectorSpillFailures(t *testing.T) {
 	})
 	t.Run("write failure abandons the spill", func(t *testing.T) {
 		var spills []*memSpill
-		c := newCollector(t, Config{MaxBytes: 4, MaxSpillBytes: 100, Create: memCreate(&spills, func(m *memSpill) { m.failWrite = true })})
+		c := newCollector(t, CollectorConfig{MaxBytes: 4, MaxSpillBytes: 100, Create: memCreate(&spills, func(m *memSpill) { m.failWrite = true })})
 		c.Write([]byte("0123456789"))
 		c.Write([]byte("abc"))
 		c.Seal()
@@ -149,7 +150,7 @@ func TestCollectorSpillFailures(t *testing.T) {
 		}
 	})
 	t.Run("create failure collects in memory", func(t *testing.T) {
-		c := newCollector(t, Config{MaxBytes: 4, MaxSpillBytes: 100, Create: func() (SpillFile, error) { return nil, errors.New("read-only file system") }})
+		c := newCollector(t, CollectorConfig{MaxBytes: 4, MaxSpillBytes: 100, Create: func() (SpillFile, error) { return nil, errors.New("read-only file system") }})
 		c.Write([]byte("0123456789"))
 		c.Seal()
 		if got := c.Output(); got.Spill.Path != "" || got.Tail != "6789" {
@@ -157,10 +158,10 @@ func TestCollectorSpillFailures(t *testing.T) {
 		}
 	})
 	t.Run("no spilling configured", func(t *testing.T) {
-		c := newCollector(t, Config{MaxBytes: 4})
+		c := newCollector(t, CollectorConfig{MaxBytes: 4})
 		c.Write([]byte("0123456789"))
 		r := c.ReadFrom(0)
-		if r.Text != "6789" || r.Omitted != 6 || r.Spill.Path != "" {
+		if r.Text != bash.DroppedMarker(6)+"6789" || r.Omitted != 6 || r.Spill.Path != "" {
 			t.Errorf("ReadFrom(0) = %+v; want lossy tail 6789, no spill", r)
 		}
 	})
@@ -168,7 +169,7 @@ func TestCollectorSpillFailures(t *testing.T) {
 
 func TestCollectorReads(t *testing.T) {
 	var spills []*memSpill
-	c := newCollector(t, Config{MaxBytes: 10, MaxSpillBytes: 100, Create: memCreate(&spills, nil)})
+	c := newCollector(t, CollectorConfig{MaxBytes: 10, MaxSpillBytes: 100, Create: memCreate(&spills, nil)})
 	c.Write([]byte("aaaaa"))
 	r := c.ReadFrom(0)
 	if r.Text != "aaaaa" || r.Next != 5 || r.Omitted != 0 || r.Spill.Path != "" {
@@ -181,7 +182,7 @@ func TestCollectorReads(t *testing.T) {
 	}
 	c.Write([]byte(strings.Repeat("c", 20)))
 	r = c.ReadFrom(r.Next)
-	if r.Text != strings.Repeat("c", 10) || r.Omitted != 10 || r.Next != 30 || r.Spill.Path == "" {
+	if r.Text != bash.DroppedMarker(10)+strings.Repeat("c", 10) || r.Omitted != 10 || r.Next != 30 || r.Spill.Path == "" {
 		t.Fatalf("lossy read = %+v; want 10 c, 10 omitted, spill path", r)
 	}
 	if r = c.ReadFrom(r.Next); r.Text != "" || r.Omitted != 0 {
@@ -190,7 +191,7 @@ func TestCollectorReads(t *testing.T) {
 }
 
 func TestCollectorReadsHoldIncompleteCharacters(t *testing.T) {
-	c := newCollector(t, Config{MaxBytes: 100})
+	c := newCollector(t, CollectorConfig{MaxBytes: 100})
 	euro := []byte("€") // 3 bytes
 	c.Write([]byte("a"))
 	c.Write(euro[:2])
@@ -214,18 +215,18 @@ func TestCollectorReadsHoldIncompleteCharacters(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	create := func() (SpillFile, error) { return nil, nil }
 	for _, tc := range []struct {
-		cfg  Config
+		cfg  CollectorConfig
 		want string
 	}{
-		{Config{MaxBytes: 0}, "MaxBytes"},
-		{Config{MaxBytes: -1}, "MaxBytes"},
-		{Config{MaxBytes: 10, HeadBytes: 10}, "HeadBytes"},
-		{Config{MaxBytes: 10, HeadBytes: -1}, "HeadBytes"},
-		{Config{MaxBytes: 10, Create: create}, "MaxSpillBytes"},
+		{CollectorConfig{MaxBytes: 0}, "MaxBytes"},
+		{CollectorConfig{MaxBytes: -1}, "MaxBytes"},
+		{CollectorConfig{MaxBytes: 10, HeadBytes: 10}, "HeadBytes"},
+		{CollectorConfig{MaxBytes: 10, HeadBytes: -1}, "HeadBytes"},
+		{CollectorConfig{MaxBytes: 10, Create: create}, "MaxSpillBytes"},
 	} {
-		_, err := New(tc.cfg)
+		_, err := NewCollector(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("New(%+v) = %v; want an error naming %s", tc.cfg, err, tc.want)
+			t.Errorf("NewCollector(%+v) = %v; want an error naming %s", tc.cfg, err, tc.want)
 		}
 	}
 }
@@ -275,28 +276,32 @@ func FuzzCollector(f *testing.F) {
 		head := int(headB) % max
 		step := int(chunk)%7 + 1
 		var spills []*memSpill
-		c, err := New(Config{MaxBytes: max, HeadBytes: head, MaxSpillBytes: int64(spillCap) + 1, Create: memCreate(&spills, nil)})
+		c, err := NewCollector(CollectorConfig{MaxBytes: max, HeadBytes: head, MaxSpillBytes: int64(spillCap) + 1, Create: memCreate(&spills, nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var read strings.Builder
 		var next, omittedByReads int64
-		for i := 0; i < len(data); i += step {
-			c.Write(data[i:min(i+step, len(data))])
-			r := c.ReadFrom(next)
+		valid := utf8.Valid(data)
+		consume := func(r Chunk) {
 			if r.Next < next {
 				t.Fatalf("read cursor went back from %d to %d", next, r.Next)
+			}
+			if valid {
+				checkChunk(t, data, next, r)
 			}
 			next = r.Next
 			omittedByReads += r.Omitted
 			read.WriteString(r.Text)
 		}
+		for i := 0; i < len(data); i += step {
+			c.Write(data[i:min(i+step, len(data))])
+			consume(c.ReadFrom(next))
+		}
 		c.Seal()
-		r := c.ReadFrom(next)
-		read.WriteString(r.Text)
-		omittedByReads += r.Omitted
-		if r.Next != int64(len(data)) {
-			t.Fatalf("final read ends at %d, want %d", r.Next, len(data))
+		consume(c.ReadFrom(next))
+		if next != int64(len(data)) {
+			t.Fatalf("final read ends at %d, want %d", next, len(data))
 		}
 		out := c.Output()
 		if !utf8.ValidString(out.Head) || !utf8.ValidString(out.Tail) || !utf8.ValidString(read.String()) {
@@ -311,9 +316,6 @@ func FuzzCollector(f *testing.F) {
 			}
 			if !strings.HasPrefix(string(data), out.Head) || !strings.HasSuffix(string(data), out.Tail) {
 				t.Fatalf("head %q / tail %q are not the stream's ends", out.Head, out.Tail)
-			}
-			if int64(len(read.String()))+omittedByReads != int64(len(data)) {
-				t.Fatalf("reads delivered %d and omitted %d of %d bytes", len(read.String()), omittedByReads, len(data))
 			}
 			if omittedByReads == 0 && read.String() != string(data) {
 				t.Fatalf("lossless reads delivered %q, want %q", read.String(), data)
@@ -331,4 +333,68 @@ func FuzzCollector(f *testing.F) {
 			t.Fatal("stream within budget was spilled or truncated")
 		}
 	})
+}
+
+// checkChunk checks a read r of the valid UTF-8 stream data that started at offset prev: without
+// omitted bytes it is data[prev:r.Next]; with them, it is the bytes kept before the gap (ended
+// by a newline the collector may have added), one DroppedMarker line, and the bytes kept after
+// it, which start at a line start and end at r.Next, and the three account for every byte.
+func checkChunk(t *testing.T, data []byte, prev int64, r Chunk) {
+	t.Helper()
+	stream := string(data[prev:r.Next])
+	if r.Omitted == 0 {
+		if r.Text != stream {
+			t.Fatalf("read from %d = %q, want %q", prev, r.Text, stream)
+		}
+		return
+	}
+	m := bash.DroppedMarker(r.Omitted)
+	i := strings.Index(r.Text, m)
+	if i < 0 {
+		t.Fatalf("read from %d omitted %d bytes but says nothing: %q", prev, r.Omitted, r.Text)
+	}
+	before, after := r.Text[:i], r.Text[i+len(m):]
+	if !strings.HasPrefix(stream, before) {
+		if !strings.HasSuffix(before, "\n") || !strings.HasPrefix(stream, before[:len(before)-1]) {
+			t.Fatalf("read from %d: %q before the marker is not the stream's next bytes %q", prev, before, stream)
+		}
+		before = before[:len(before)-1]
+	}
+	if !strings.HasSuffix(stream, after) {
+		t.Fatalf("read from %d: %q after the marker is not the stream's last bytes %q", prev, after, stream)
+	}
+	if int64(len(before))+r.Omitted+int64(len(after)) != r.Next-prev {
+		t.Fatalf("read from %d to %d: %d kept + %d omitted + %d kept do not add up", prev, r.Next, len(before), r.Omitted, len(after))
+	}
+	gapEnd := int(r.Next) - len(after)
+	if len(after) > 0 && gapEnd > 0 && data[gapEnd-1] != '\n' && strings.Contains(after, "\n") {
+		t.Fatalf("read from %d resumes mid-line after the gap although the kept bytes hold a newline: %q", prev, after)
+	}
+
+}
+
+// TestLossyReadLineBoundaries checks where a lossy read resumes: at the tail's start when the
+// tail starts a line, after the tail's first newline when it starts mid-line, and at the tail's
+// start when the tail holds no newline at all.
+func TestLossyReadLineBoundaries(t *testing.T) {
+	tests := []struct {
+		name  string
+		write string
+		max   int
+		want  string
+	}{
+		{"tail starts a line", "aaaa\nbbbb\ncccc\n", 7, "aa\n" + bash.DroppedMarker(8) + "cccc\n"},
+		{"tail starts mid-line", "aaaa\nbbbb\ncccc\n", 10, "aa\n" + bash.DroppedMarker(8) + "cccc\n"},
+		{"tail without a newline", "aaaaaaaaaaaaaaaaaaaa", 8, "aa\n" + bash.DroppedMarker(12) + "aaaaaa"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCollector(t, CollectorConfig{MaxBytes: tt.max, HeadBytes: 2})
+			c.Write([]byte(tt.write))
+			c.Seal()
+			if r := c.ReadFrom(0); r.Text != tt.want {
+				t.Errorf("ReadFrom(0) = %q, want %q", r.Text, tt.want)
+			}
+		})
+	}
 }

@@ -1,16 +1,12 @@
-// Package output collects one output stream of a command within a fixed memory budget: it keeps
-// the first bytes (the head) and the last bytes (the tail) of the stream, drops what lies between,
-// and writes the whole stream to a spill file on disk once it no longer fits in memory.
-//
-// It is exported so that every backend of the executor seam (the local one in this module and the
-// SSH one) collects output the same way; it does not start processes.
-package output
+package backend
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -25,10 +21,10 @@ type SpillFile interface {
 	Name() string
 }
 
-// Config sets a Collector's budgets. MaxBytes must be positive and HeadBytes must lie in
+// CollectorConfig sets a Collector's budgets. MaxBytes must be positive and HeadBytes must lie in
 // [0, MaxBytes). When Create is nil the stream is never spilled; otherwise MaxSpillBytes must be
 // positive.
-type Config struct {
+type CollectorConfig struct {
 	// MaxBytes is the number of bytes kept in memory, head and tail together.
 	MaxBytes int
 	// HeadBytes is the number of leading bytes kept whatever follows (rounded down to a character
@@ -42,24 +38,24 @@ type Config struct {
 }
 
 // Validate reports the first problem with c, naming the field.
-func (c Config) Validate() error {
+func (c CollectorConfig) Validate() error {
 	switch {
 	case c.MaxBytes <= 0:
-		return errors.New("MaxBytes must be positive")
+		return errors.New("backend: CollectorConfig.MaxBytes must be positive")
 	case c.HeadBytes < 0 || c.HeadBytes >= c.MaxBytes:
-		return fmt.Errorf("HeadBytes must be at least 0 and less than MaxBytes (%d)", c.MaxBytes)
+		return fmt.Errorf("backend: CollectorConfig.HeadBytes must be at least 0 and less than MaxBytes (%d)", c.MaxBytes)
 	case c.Create != nil && c.MaxSpillBytes <= 0:
-		return errors.New("MaxSpillBytes must be positive")
+		return errors.New("backend: CollectorConfig.MaxSpillBytes must be positive")
 	}
 	return nil
 }
 
-// Collector is an io.Writer that keeps a stream's head and tail within Config's budget and spills
+// Collector is an io.Writer that keeps a stream's head and tail within CollectorConfig's budget and spills
 // the stream to a file on overflow. It is safe for concurrent use: one goroutine typically writes
 // while others read. Writes never fail; a spill file that cannot be written is abandoned (closed,
 // removed, no longer reported) and collection goes on in memory.
 type Collector struct {
-	cfg     Config
+	cfg     CollectorConfig
 	tailCap int
 
 	mu           sync.Mutex
@@ -67,6 +63,7 @@ type Collector struct {
 	headFrozen   bool
 	tail         []byte // tail[tailOff:] holds stream bytes [tailStart, total)
 	tailOff      int
+	beforeTail   byte // the stream byte just before the tail, once bytes were dropped there
 	total        int64
 	spill        SpillFile
 	spillPath    string
@@ -76,8 +73,8 @@ type Collector struct {
 	sealed       bool
 }
 
-// New returns a Collector for cfg. It returns an error naming the field when cfg is invalid.
-func New(cfg Config) (*Collector, error) {
+// NewCollector returns a Collector for cfg. It returns an error naming the field when cfg is invalid.
+func NewCollector(cfg CollectorConfig) (*Collector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -130,6 +127,14 @@ func (c *Collector) appendTail(p []byte) {
 		return
 	}
 	if len(p) >= c.tailCap {
+		switch {
+		case len(p) > c.tailCap:
+			c.beforeTail = p[len(p)-c.tailCap-1]
+		case len(c.tail) > c.tailOff:
+			c.beforeTail = c.tail[len(c.tail)-1]
+		case len(c.head) > 0:
+			c.beforeTail = c.head[len(c.head)-1]
+		}
 		c.tail = append(c.tail[:0], p[len(p)-c.tailCap:]...)
 		c.tailOff = 0
 		return
@@ -137,6 +142,7 @@ func (c *Collector) appendTail(p []byte) {
 	c.tail = append(c.tail, p...)
 	if extra := len(c.tail) - c.tailOff - c.tailCap; extra > 0 {
 		c.tailOff += extra
+		c.beforeTail = c.tail[c.tailOff-1]
 	}
 	if c.tailOff > c.tailCap {
 		kept := copy(c.tail, c.tail[c.tailOff:])
@@ -233,8 +239,8 @@ func (c *Collector) spillInfo() bash.Spill {
 	return bash.Spill{Path: c.spillPath, Partial: c.spillPartial, Bytes: c.spillBytes}
 }
 
-// Read is the result of ReadFrom.
-type Read struct {
+// Chunk is the result of ReadFrom.
+type Chunk struct {
 	// Text is the stream from the requested offset, valid UTF-8.
 	Text string
 	// Next is the offset to read from next time.
@@ -246,13 +252,14 @@ type Read struct {
 }
 
 // ReadFrom returns what the stream holds from byte offset off on, without consuming anything:
-// callers keep the offset (Read.Next) themselves. Bytes dropped from memory since off are skipped
-// and counted in Read.Omitted. Until Seal, a character whose last bytes have not been written yet is
+// callers keep the offset (Chunk.Next) themselves. Bytes dropped from memory since off are skipped
+// and counted in Chunk.Omitted, and the text says where: a bash.DroppedMarker line stands between what
+// was kept before the gap and the first whole line after it. Until Seal, a character whose last bytes have not been written yet is
 // held back: Next then points at its first byte.
-func (c *Collector) ReadFrom(off int64) Read {
+func (c *Collector) ReadFrom(off int64) Chunk {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var r Read
+	var r Chunk
 	var buf []byte
 	headLen := int64(len(c.head))
 	if off < headLen {
@@ -262,11 +269,19 @@ func (c *Collector) ReadFrom(off int64) Read {
 	tail := c.tail[c.tailOff:]
 	start := c.tailStart()
 	if off < start {
-		r.Omitted = start - off
-		off = start
+		// Bytes between off and the tail were dropped. Resume at the tail's first line start (a
+		// partial line would read as a line the command never printed; with no newline in the
+		// tail, at its first whole character), and say so on a line of its own.
 		skip := leadingContinuation(tail)
-		r.Omitted += int64(skip)
-		off += int64(skip)
+		if nl := bytes.IndexByte(tail, '\n'); nl >= 0 && c.beforeTail != '\n' {
+			skip = nl + 1
+		}
+		r.Omitted = start - off + int64(skip)
+		off = start + int64(skip)
+		if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, bash.DroppedMarker(r.Omitted)...)
 	}
 	if idx := off - start; idx < int64(len(tail)) {
 		buf = append(buf, tail[idx:]...)
@@ -280,6 +295,12 @@ func (c *Collector) ReadFrom(off int64) Read {
 	r.Text = validUTF8(buf)
 	r.Spill = c.spillInfo()
 	return r
+}
+
+// DroppedMarker returns the line a read carries where n bytes were dropped from memory before
+// they could be read: "[… n bytes dropped …]" and a newline.
+func DroppedMarker(n int64) string {
+	return "[… " + strconv.FormatInt(n, 10) + " bytes dropped …]\n"
 }
 
 // Total returns the number of bytes written so far.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package proc
+package proctree
 
 import (
 	"os"
@@ -19,6 +19,7 @@ func TestParseStat(t *testing.T) {
 		want Stat
 	}{
 		{"42 (bash)" + " S" + rest, true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, StartTime: 12345}},
+		{"42 (bash) S 1 2 3 34816" + rest[8:], true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, TTY: 34816, StartTime: 12345}},
 		{"42 (my (odd) cmd) name)" + " Z" + rest, true, Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 2, Session: 3, StartTime: 12345}},
 		{"42 (x) S 1 2", false, Stat{}},
 		{"(x) S" + rest, false, Stat{}},
@@ -30,6 +31,13 @@ func TestParseStat(t *testing.T) {
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("ParseStat(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestReadStatSelf(t *testing.T) {
+	self, ok := ReadStat(os.Getpid())
+	if !ok || self.PID != os.Getpid() || self.PPID != os.Getppid() || self.StartTime == 0 || self.Dead() {
+		t.Fatalf("own stat: %+v %v", self, ok)
 	}
 }
 
@@ -66,18 +74,16 @@ func TestZombieOnlyGroupIsGone(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	tree := Tree{PGID: pid}
-	if alive, _ := tree.scan(false); alive {
-		t.Error("a group of zombies counts as alive")
-	}
 	var wg sync.WaitGroup
-	s := newStopper(&tree, time.Hour, nil, &wg)
-	s.terminate()
+	s := NewStopper(Tree{Group: pid}, StopOptions{Grace: time.Hour, WG: &wg})
+	if members := s.Members(); len(members) > 0 {
+		t.Errorf("a group of zombies has live members: %v", members)
+	}
+	s.Terminate()
 	select {
-	case <-s.stopped:
+	case <-s.Stopped():
 	case <-time.After(5 * time.Second):
 		t.Fatal("stopping a zombie-only group did not finish")
 	}
 	wg.Wait()
-	_ = os.Getpid()
 }

@@ -1,4 +1,4 @@
-package output
+package backend
 
 import (
 	"crypto/rand"

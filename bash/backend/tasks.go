@@ -1,11 +1,4 @@
-// Package tasks is the background-task table both executor backends share: it issues task ids
-// (bash-1, bash-2, …), keeps the tasks in start order, answers lookups by id, delivers each task's
-// output incrementally with one-shot notes, and kills a task through the stop function its
-// backend sets.
-//
-// The backend still starts, watches and settles the processes; the table only keeps the
-// bookkeeping that bash.Executor's Get, List, OwnerOf, ReadOutput and Kill need.
-package tasks
+package backend
 
 import (
 	"strconv"
@@ -13,31 +6,30 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash-local/output"
 )
 
-// Table holds the background tasks of one executor. The zero value is ready to use; its methods
+// TaskTable holds the background tasks of one executor. The zero value is ready to use; its methods
 // are safe for concurrent use and never call back into the executor, so a caller may hold its own
 // lock while calling Add or Clear.
-type Table struct {
+type TaskTable struct {
 	mu     sync.Mutex // guards what follows
 	nextID int
-	order  []*Entry
-	byID   map[bash.TaskID]*Entry
+	order  []*TaskEntry
+	byID   map[bash.TaskID]*TaskEntry
 }
 
-// Entry is one task in a Table: the handle callers see, the control its backend settles it with,
-// and the collectors its output goes to. The fields are set by Table.Add and never change;
+// TaskEntry is one task in a TaskTable: the handle callers see, the control its backend settles it with,
+// and the collectors its output goes to. The fields are set by TaskTable.Add and never change;
 // SetNote and SetStop are safe for concurrent use with reads and Kill.
-type Entry struct {
+type TaskEntry struct {
 	// Task is the handle returned by Start, Get and List.
 	Task *bash.Task
 	// Control settles Task; the backend marks it killed and settles it.
 	Control *bash.TaskControl
 	// Stdout and Stderr collect the task's two streams; the backend seals them when it ends.
-	Stdout, Stderr *output.Collector
+	Stdout, Stderr *Collector
 
-	owner *bash.OwnerToken
+	owner bash.OwnerToken
 
 	mu      sync.Mutex // serialises reads: guards the cursors, the note and the stop function
 	outNext int64
@@ -46,19 +38,19 @@ type Entry struct {
 	stop    func()
 }
 
-// Add registers a new task running command, owned by owner (nil when it has none) and writing to
+// Add registers a new task running command, owned by owner (empty when it has none) and writing to
 // the collectors stdout and stderr. It issues the next id, "bash-N" counting from 1 in call order,
 // and returns the entry with its Task and Control set; the task is running until its backend
 // settles it.
-func (t *Table) Add(command string, owner *bash.OwnerToken, stdout, stderr *output.Collector) *Entry {
+func (t *TaskTable) Add(command string, owner bash.OwnerToken, stdout, stderr *Collector) *TaskEntry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.nextID++
 	id := bash.TaskID("bash-" + strconv.Itoa(t.nextID))
-	e := &Entry{owner: owner, Stdout: stdout, Stderr: stderr}
+	e := &TaskEntry{owner: owner, Stdout: stdout, Stderr: stderr}
 	e.Task, e.Control = bash.NewTask(id, command)
 	if t.byID == nil {
-		t.byID = make(map[bash.TaskID]*Entry)
+		t.byID = make(map[bash.TaskID]*TaskEntry)
 	}
 	t.order = append(t.order, e)
 	t.byID[id] = e
@@ -67,7 +59,7 @@ func (t *Table) Add(command string, owner *bash.OwnerToken, stdout, stderr *outp
 
 // Lookup returns the entry of task id, or a *bash.UnknownTaskError (matching bash.ErrUnknownTask)
 // for an id this table never issued or has cleared.
-func (t *Table) Lookup(id bash.TaskID) (*Entry, error) {
+func (t *TaskTable) Lookup(id bash.TaskID) (*TaskEntry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.byID[id]
@@ -78,7 +70,7 @@ func (t *Table) Lookup(id bash.TaskID) (*Entry, error) {
 }
 
 // Get returns the handle of task id with true, or nil and false for an unknown id.
-func (t *Table) Get(id bash.TaskID) (*bash.Task, bool) {
+func (t *TaskTable) Get(id bash.TaskID) (*bash.Task, bool) {
 	e, err := t.Lookup(id)
 	if err != nil {
 		return nil, false
@@ -88,7 +80,7 @@ func (t *Table) Get(id bash.TaskID) (*bash.Task, bool) {
 
 // List returns the handle of every task in the table, in the order Add registered them; the slice
 // is the caller's.
-func (t *Table) List() []*bash.Task {
+func (t *TaskTable) List() []*bash.Task {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]*bash.Task, len(t.order))
@@ -99,21 +91,21 @@ func (t *Table) List() []*bash.Task {
 }
 
 // OwnerOf returns the owner token task id was added with and true, or false for an unknown id or
-// a task added with a nil owner. An empty token that was given is returned with true.
-func (t *Table) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
+// a task added without an owner (the empty token).
+func (t *TaskTable) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 	e, err := t.Lookup(id)
-	if err != nil || e.owner == nil {
+	if err != nil || e.owner == "" {
 		return "", false
 	}
-	return *e.owner, true
+	return e.owner, true
 }
 
 // Read returns what task id wrote since the previous Read of it, stdout and stderr merged with
-// output.MergeStreams, with the omitted-byte count and the spill files of both streams; or an
+// MergeStreams, with the omitted-byte count and the spill files of both streams; or an
 // error matching bash.ErrUnknownTask. Reads of one task are serialised, so concurrent readers
 // never receive the same bytes twice. A note set with SetNote is appended to the stderr section,
 // on a line of its own, by the first Read that finds the task done, and never again.
-func (t *Table) Read(id bash.TaskID) (bash.TaskRead, error) {
+func (t *TaskTable) Read(id bash.TaskID) (bash.TaskRead, error) {
 	e, err := t.Lookup(id)
 	if err != nil {
 		return bash.TaskRead{}, err
@@ -121,7 +113,7 @@ func (t *Table) Read(id bash.TaskID) (bash.TaskRead, error) {
 	return e.read(), nil
 }
 
-func (e *Entry) read() bash.TaskRead {
+func (e *TaskEntry) read() bash.TaskRead {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := e.Stdout.ReadFrom(e.outNext)
@@ -137,7 +129,7 @@ func (e *Entry) read() bash.TaskRead {
 	}
 	return bash.TaskRead{
 		Task:         e.Task,
-		Delta:        output.MergeStreams(out.Text, errText),
+		Delta:        MergeStreams(out.Text, errText),
 		Lossy:        out.Omitted+errs.Omitted > 0,
 		OmittedBytes: out.Omitted + errs.Omitted,
 		StdoutSpill:  out.Spill,
@@ -158,7 +150,7 @@ func done(t *bash.Task) bool {
 // function set with SetStop, if any, and returns true. It returns false for a task that had
 // already ended or been killed, and an error matching bash.ErrUnknownTask for an unknown id. The
 // stop function runs on the caller's goroutine with no lock of the table held.
-func (t *Table) Kill(id bash.TaskID) (bool, error) {
+func (t *TaskTable) Kill(id bash.TaskID) (bool, error) {
 	e, err := t.Lookup(id)
 	if err != nil {
 		return false, err
@@ -178,7 +170,7 @@ func (t *Table) Kill(id bash.TaskID) (bool, error) {
 // Clear empties the table for Close: it marks every task killed (without calling the stop
 // functions: the backend stops its processes its own way) and returns the entries in start order,
 // so that the caller can wait for each Task to be done. Ids issued afterwards keep counting up.
-func (t *Table) Clear() []*Entry {
+func (t *TaskTable) Clear() []*TaskEntry {
 	t.mu.Lock()
 	order := t.order
 	t.order, t.byID = nil, nil
@@ -192,16 +184,16 @@ func (t *Table) Clear() []*Entry {
 // SetNote sets note, a one-line message such as "spawn failed: REASON", to be appended to the
 // stderr section of the first read that finds the task done. A later call replaces a note not yet
 // delivered; an empty note clears it.
-func (e *Entry) SetNote(note string) {
+func (e *TaskEntry) SetNote(note string) {
 	e.mu.Lock()
 	e.note = note
 	e.mu.Unlock()
 }
 
-// SetStop sets stop, the function Table.Kill calls to stop the task's process once it has marked
+// SetStop sets stop, the function TaskTable.Kill calls to stop the task's process once it has marked
 // the task killed. Backends set it as soon as the process exists; a Kill before that only marks
 // the task killed.
-func (e *Entry) SetStop(stop func()) {
+func (e *TaskEntry) SetStop(stop func()) {
 	e.mu.Lock()
 	e.stop = stop
 	e.mu.Unlock()

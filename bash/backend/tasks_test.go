@@ -1,4 +1,4 @@
-package tasks
+package backend
 
 import (
 	"errors"
@@ -9,34 +9,28 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash-local/output"
 )
 
-func collector(t *testing.T, maxBytes int) *output.Collector {
+func collector(t *testing.T, maxBytes int) *Collector {
 	t.Helper()
-	c, err := output.New(output.Config{MaxBytes: maxBytes, HeadBytes: maxBytes / 4})
+	c, err := NewCollector(CollectorConfig{MaxBytes: maxBytes, HeadBytes: maxBytes / 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func add(t *testing.T, tb *Table, command string, owner *bash.OwnerToken) *Entry {
+func add(t *testing.T, tb *TaskTable, command string, owner bash.OwnerToken) *TaskEntry {
 	t.Helper()
 	return tb.Add(command, owner, collector(t, 1<<16), collector(t, 1<<16))
 }
 
-func owner(s string) *bash.OwnerToken {
-	o := bash.OwnerToken(s)
-	return &o
-}
-
 func TestIDsOrderAndLookup(t *testing.T) {
-	var tb Table
+	var tb TaskTable
 	commands := []string{"sleep 1", "echo hi", "true"}
-	var entries []*Entry
+	var entries []*TaskEntry
 	for i, c := range commands {
-		e := add(t, &tb, c, nil)
+		e := add(t, &tb, c, "")
 		if want := bash.TaskID("bash-" + strconv.Itoa(i+1)); e.Task.ID() != want {
 			t.Errorf("entry %d has id %q, want %q", i, e.Task.ID(), want)
 		}
@@ -91,15 +85,14 @@ func TestIDsOrderAndLookup(t *testing.T) {
 func TestOwnerOf(t *testing.T) {
 	tests := []struct {
 		name  string
-		owner *bash.OwnerToken
+		owner bash.OwnerToken
 		want  bash.OwnerToken
 		ok    bool
 	}{
-		{"no owner", nil, "", false},
-		{"empty token", owner(""), "", true},
-		{"token", owner("agent-7"), "agent-7", true},
+		{"no owner", "", "", false},
+		{"token", "agent-7", "agent-7", true},
 	}
-	var tb Table
+	var tb TaskTable
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := add(t, &tb, "true", tt.owner)
@@ -130,8 +123,8 @@ func TestReadNote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var tb Table
-			e := add(t, &tb, "cmd", nil)
+			var tb TaskTable
+			e := add(t, &tb, "cmd", "")
 			e.Stdout.Write([]byte(tt.stdout))
 			e.Stderr.Write([]byte(tt.stderr))
 			e.SetNote("replaced before delivery")
@@ -162,21 +155,21 @@ func TestReadNote(t *testing.T) {
 }
 
 func TestReadLossy(t *testing.T) {
-	var tb Table
-	e := tb.Add("cmd", nil, collector(t, 64), collector(t, 64))
+	var tb TaskTable
+	e := tb.Add("cmd", "", collector(t, 64), collector(t, 64))
 	e.Stdout.Write([]byte(strings.Repeat("x", 1000)))
 	r, err := tb.Read(e.Task.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Lossy || r.OmittedBytes != 1000-64 || len(r.Delta) != 64 {
-		t.Errorf("read: lossy %v omitted %d delta %d bytes; want lossy, %d omitted, 64 bytes", r.Lossy, r.OmittedBytes, len(r.Delta), 1000-64)
+	if want := strings.Repeat("x", 16) + "\n" + bash.DroppedMarker(1000-64) + strings.Repeat("x", 48); !r.Lossy || r.OmittedBytes != 1000-64 || r.Delta != want {
+		t.Errorf("read: lossy %v omitted %d delta %q; want lossy, %d omitted, %q", r.Lossy, r.OmittedBytes, r.Delta, 1000-64, want)
 	}
 }
 
 func TestKill(t *testing.T) {
-	var tb Table
-	running := add(t, &tb, "sleep 9", nil)
+	var tb TaskTable
+	running := add(t, &tb, "sleep 9", "")
 	stops := 0
 	running.SetStop(func() { stops++ })
 	if ok, err := tb.Kill(running.Task.ID()); !ok || err != nil || stops != 1 || running.Task.Status() != bash.TaskKilled {
@@ -186,7 +179,7 @@ func TestKill(t *testing.T) {
 		t.Errorf("second Kill = %v, %v (stop called %d times); want false, nil, still 1", ok, err, stops)
 	}
 
-	ended := add(t, &tb, "true", nil)
+	ended := add(t, &tb, "true", "")
 	ended.SetStop(func() { t.Error("stop called for a task that had ended") })
 	code := 0
 	ended.Control.Settle(&code, "", nil)
@@ -194,17 +187,17 @@ func TestKill(t *testing.T) {
 		t.Errorf("Kill of an ended task = %v, %v (status %s); want false, nil, completed", ok, err, ended.Task.Status())
 	}
 
-	noStop := add(t, &tb, "sleep 9", nil)
+	noStop := add(t, &tb, "sleep 9", "")
 	if ok, err := tb.Kill(noStop.Task.ID()); !ok || err != nil || noStop.Task.Status() != bash.TaskKilled {
 		t.Errorf("Kill of a task with no stop function = %v, %v (status %s); want true, nil, killed", ok, err, noStop.Task.Status())
 	}
 }
 
 func TestClear(t *testing.T) {
-	var tb Table
-	a := add(t, &tb, "a", nil)
+	var tb TaskTable
+	a := add(t, &tb, "a", "")
 	a.SetStop(func() { t.Error("Clear called a stop function") })
-	b := add(t, &tb, "b", nil)
+	b := add(t, &tb, "b", "")
 	code := 0
 	b.Control.Settle(&code, "", nil)
 	cleared := tb.Clear()
@@ -220,7 +213,7 @@ func TestClear(t *testing.T) {
 	if _, ok := tb.Get(a.Task.ID()); ok {
 		t.Error("Get found a cleared task")
 	}
-	if c := add(t, &tb, "c", nil); c.Task.ID() != "bash-3" {
+	if c := add(t, &tb, "c", ""); c.Task.ID() != "bash-3" {
 		t.Errorf("id after Clear %q; want bash-3 (ids are never reused)", c.Task.ID())
 	}
 }
@@ -228,8 +221,8 @@ func TestClear(t *testing.T) {
 // TestConcurrentReads checks, under -race, that readers racing a writer and each other receive
 // every byte exactly once, and the note exactly once.
 func TestConcurrentReads(t *testing.T) {
-	var tb Table
-	e := add(t, &tb, "cmd", nil)
+	var tb TaskTable
+	e := add(t, &tb, "cmd", "")
 	const lines = 2000
 	const readers = 4
 	var (

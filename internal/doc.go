@@ -1,0 +1,9 @@
+// Package internal is the root of the machinery that this repository's modules share without
+// promising it to anyone else: Go's internal rule lets every github.com/dsh-go/dsh/... module
+// import github.com/dsh-go/dsh/internal/... and no other module.
+//
+//   - envpolicy: which ambient variables a command may inherit, and what it is given instead.
+//   - proctree: finding and stopping every process of a command's tree, escapees included.
+//   - leaktest: the checks every test binary runs for leaked goroutines, descriptors and
+//     processes.
+package internal

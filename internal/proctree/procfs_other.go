@@ -1,0 +1,34 @@
+//go:build !linux
+
+package proctree
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Outside Linux there is no /proc: a tree is its process group and its leader.
+
+const available = false
+
+func readStat(pid int) (Stat, bool) {
+	if err := unix.Kill(pid, 0); err != nil && err != unix.EPERM {
+		return Stat{}, false
+	}
+	return Stat{PID: pid, State: 'S'}, true
+}
+
+func snapshot() ([]Stat, bool) { return nil, false }
+
+func childrenOf(int) ([]int, bool) { return nil, false }
+
+func hasTag(int, string, bool) bool { return false }
+
+// signalExact signals by pid alone: without pidfds or start times, a pid reused since st was
+// read cannot be told apart. Callers only signal processes they know are alive members.
+func signalExact(st Stat, sig syscall.Signal) { _ = unix.Kill(st.PID, sig) }
+
+func reap(Stat) {}
+
+func becomeSubreaper() error { return nil }
