@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./scripts/build-modproxy [-root DIR] [-version V] (-o DIR | -check)
+//	go run ./scripts/build-modproxy [-root DIR] [-version V] (-o DIR | -check | -tags)
 //
 // Every module of go.work but the tooling in scripts/ is served: @v/list,
 // and the version's .info, .mod (go.mod as it is) and .zip (the files git
@@ -18,9 +18,10 @@
 // replaces each required sibling at that version with its own directory,
 // no published go.mod has a replace or exclude, and every file fits in a
 // module zip; each problem is a finding (PATH:LINE:COL: message) and
-// nothing is written. -check runs only these checks. DIR must not exist or
-// be empty. It exits 0 when done, 1 on findings, 2 on a usage or I/O
-// error.
+// nothing is written. -check runs only these checks; -tags runs them and
+// prints the release's git tags (DIR/VERSION), each module after the
+// modules it requires. DIR must not exist or be empty. It exits 0 when
+// done, 1 on findings, 2 on a usage or I/O error.
 package main
 
 import (

@@ -14,28 +14,35 @@ import (
 	"github.com/dsh-go/dsh/scripts/internal/workspace"
 )
 
-const usage = "build-modproxy [-root DIR] [-version V] (-o DIR | -check)"
+const usage = "build-modproxy [-root DIR] [-version V] (-o DIR | -check | -tags)"
 
 // Main runs build-modproxy with the arguments args (without the program
 // name). With -o DIR it writes the module proxy of the release into DIR;
-// with -check it only checks that the tree can be released. Findings go
-// to stdout and nothing is written while there are any. It returns 0 when
-// the proxy was written (or, with -check, the tree is ready), 1 on
-// findings, 2 on a usage or I/O error.
+// with -check it only checks that the tree can be released; with -tags it
+// checks, then prints the release's git tags, one a line, in the order to
+// push them. Findings go to stdout and nothing is written while there are
+// any. It returns 0 when done, 1 on findings, 2 on a usage or I/O error.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("build-modproxy", usage, stderr)
 	root := cli.RootFlag(fs)
 	out := fs.String("o", "", "the directory to write the module proxy into; it must not exist or be empty")
 	check := fs.Bool("check", false, "check that the tree can be released; write nothing")
+	tags := fs.Bool("tags", false, "check, then print the release's git tags in the order to push them")
 	version := fs.String("version", "", "the release version (default: the version the sibling requirements name)")
 	if err := fs.Parse(args); err != nil {
 		return cli.ExitError
 	}
-	if fs.NArg() > 0 || (*out == "") == !*check {
+	modes := 0
+	for _, on := range []bool{*out != "", *check, *tags} {
+		if on {
+			modes++
+		}
+	}
+	if fs.NArg() > 0 || modes != 1 {
 		if fs.NArg() > 0 {
 			fmt.Fprintf(stderr, "build-modproxy: unexpected argument %q\n", fs.Arg(0))
 		} else {
-			fmt.Fprintln(stderr, "build-modproxy: give exactly one of -o DIR and -check")
+			fmt.Fprintln(stderr, "build-modproxy: give exactly one of -o DIR, -check and -tags")
 		}
 		fs.Usage()
 		return cli.ExitError
@@ -86,6 +93,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case rel.Version == "":
 		fmt.Fprintln(stderr, "build-modproxy: no workspace module requires another, so there is no release version to read; name it with -version")
 		return cli.ExitError
+	case *tags:
+		for _, t := range Tags(rel) {
+			fmt.Fprintln(stdout, t)
+		}
+		fmt.Fprintf(stderr, "build-modproxy: %d tag(s) for %s, each module after the ones it requires; put them all on one commit.\n", len(rel.Modules), rel.Version)
+		return cli.ExitClean
 	}
 	if err := FillCache(context.Background(), ws, rel); err != nil {
 		if !gocmd.PrintMissing(stderr, "build-modproxy", err, true) {
@@ -143,4 +156,54 @@ func ThirdParty(ws *workspace.Workspace, rel *Release) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Tags returns the git tags of rel, DIR/VERSION for a module in a
+// subdirectory, in the order to push them: every module after the
+// modules of the release it requires, in path order otherwise (a cycle,
+// which Go allows, keeps path order).
+func Tags(rel *Release) []string {
+	in := map[string]bool{}
+	for _, m := range rel.Modules {
+		in[m.Path()] = true
+	}
+	done := map[string]bool{}
+	var out []string
+	for len(done) < len(rel.Modules) {
+		progress := false
+		for _, m := range rel.Modules {
+			if done[m.Path()] || !requiresDone(m, in, done) {
+				continue
+			}
+			done[m.Path()] = true
+			out = append(out, tag(m.Dir, rel.Version))
+			progress = true
+		}
+		if !progress { // a cycle: take the first module left
+			for _, m := range rel.Modules {
+				if !done[m.Path()] {
+					done[m.Path()] = true
+					out = append(out, tag(m.Dir, rel.Version))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+func requiresDone(m *workspace.Module, in, done map[string]bool) bool {
+	for _, r := range m.File.Require {
+		if in[r.Mod.Path] && r.Mod.Path != m.Path() && !done[r.Mod.Path] {
+			return false
+		}
+	}
+	return true
+}
+
+func tag(dir, version string) string {
+	if dir == "." {
+		return version
+	}
+	return dir + "/" + version
 }

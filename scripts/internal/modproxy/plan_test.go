@@ -1,6 +1,7 @@
 package modproxy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/scripts/internal/workspace"
@@ -49,6 +50,35 @@ func TestPrefix(t *testing.T) {
 		}
 		if got := prefix(rel); got != tt.want {
 			t.Errorf("prefix(%q) = %q, want %q", tt.paths, got, tt.want)
+		}
+	}
+}
+
+// TestTags checks the push order: a module after every module of the
+// release it requires, path order otherwise, and a cycle does not hang.
+func TestTags(t *testing.T) {
+	mod := func(dir, p string, reqs ...string) *workspace.Module {
+		f := &modfile.File{Module: &modfile.Module{Mod: module.Version{Path: p}}}
+		for _, r := range reqs {
+			f.Require = append(f.Require, &modfile.Require{Mod: module.Version{Path: r, Version: "v1.0.0"}})
+		}
+		return &workspace.Module{Dir: dir, File: f}
+	}
+	tests := []struct {
+		name string
+		mods []*workspace.Module
+		want []string
+	}{
+		{"dependencies first", []*workspace.Module{
+			mod("a", "x/a", "x/c"), mod("b", "x/b"), mod("c", "x/c", "x/b", "golang.org/x/sys"), mod("d/e", "x/d/e", "x/a"),
+		}, []string{"b/v1.0.0", "c/v1.0.0", "a/v1.0.0", "d/e/v1.0.0"}},
+		{"a cycle keeps path order", []*workspace.Module{mod("a", "x/a", "x/b"), mod("b", "x/b", "x/a")}, []string{"a/v1.0.0", "b/v1.0.0"}},
+		{"a module at the root", []*workspace.Module{mod(".", "x")}, []string{"v1.0.0"}},
+	}
+	for _, tt := range tests {
+		got := Tags(&Release{Version: "v1.0.0", Modules: tt.mods})
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%s: Tags = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
