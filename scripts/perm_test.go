@@ -15,8 +15,8 @@ import (
 // the gate may not read are exit-2 errors naming them, while the findings in
 // the readable files are still printed. The tests run as root, which reads
 // mode-0000 files anyway, so the gate runs as the unprivileged user
-// "nobody" (UID 65534) through a copy of this test binary that it may
-// execute; as a normal user it runs as itself.
+// "nobody" (UID 65534) through a copy of the gate binary (see TestMain)
+// that it may execute; as a normal user it runs as itself.
 func TestUnreadablePathsAreErrorsNotSilence(t *testing.T) {
 	// As root the gate runs as nobody, who must reach the files: use /tmp
 	// rather than a TMPDIR that may sit under a private home directory.
@@ -65,10 +65,7 @@ func TestUnreadablePathsAreErrorsNotSilence(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(filepath.Join(repo, "locked-dir"), 0o755) }) // runs before RemoveAll
 
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := filepath.Join(gateBin, "doc-sync")
 	run := func(name string, args ...string) (stdout, stderr string, code int) {
 		t.Helper()
 		exe := filepath.Join(bin, name)

@@ -11,9 +11,10 @@
 //
 // The module graph comes from "go list -deps -test" over every workspace
 // module, merged across darwin, linux and windows on amd64 and arm64 with
-// cgo on and off, run with GOPROXY=off: the command never touches the
-// network, and a module missing from the module cache is an error that
-// says to run "go mod download". License policy, fail-closed: a shipped
+// cgo on and off. The go command fills an empty module cache from the
+// module proxy, as go build does; a module it can neither find there nor
+// download is an error that names it and says to run "go mod download".
+// License policy, fail-closed: a shipped
 // module or a fork whose licenses are not all on the allow-list (MIT,
 // BSD-2-Clause, BSD-3-Clause, Apache-2.0, ISC, 0BSD, Unlicense, CC0-1.0,
 // BlueOak-1.0.0), or whose license files are not recognised, is a finding

@@ -47,6 +47,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/scripts/internal/cli"
+	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 	"github.com/dsh-go/dsh/scripts/internal/report"
 	"github.com/dsh-go/dsh/scripts/internal/rootpath"
 )
@@ -156,11 +157,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	res, err := Build(dir)
 	if err != nil {
 		var le *LoadError
-		if errors.As(err, &le) {
+		switch {
+		case gocmd.PrintMissing(stderr, "gen-catalog", err, true):
+		case errors.As(err, &le):
 			for _, p := range le.Problems {
 				fmt.Fprintf(stderr, "gen-catalog: %s: %s\n", le.What, p)
 			}
-		} else {
+		default:
 			fmt.Fprintf(stderr, "gen-catalog: %v\n", err)
 		}
 		return cli.ExitError

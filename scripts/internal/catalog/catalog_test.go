@@ -217,7 +217,7 @@ func BenchmarkListWorkspace(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		cfg := &packages.Config{Mode: modePhase1, Dir: root, Env: goEnv(filepath.Join(root, "go.work"))}
+		cfg := &packages.Config{Mode: modePhase1, Dir: root, Env: goEnv(root)}
 		if _, err := packages.Load(cfg, patterns...); err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
 )
@@ -73,16 +75,14 @@ func load(root string) (*workspace, error) {
 	if len(patterns) == 0 {
 		return ws, nil
 	}
-	workPath := filepath.Join(root, "go.work")
-
 	// Phase 1: the file lists of every package, without parsing.
-	cfg := &packages.Config{Mode: modePhase1, Dir: root, Env: goEnv(workPath)}
+	cfg := &packages.Config{Mode: modePhase1, Dir: root, Env: goEnv(root)}
 	listed, err := packages.Load(cfg, patterns...)
 	if err != nil {
-		return nil, &LoadError{What: "list packages", Problems: []string{err.Error()}}
+		return nil, explain(root, &LoadError{What: "list packages", Problems: []string{err.Error()}})
 	}
 	if probs := packageErrors(root, listed, false); len(probs) > 0 {
-		return nil, &LoadError{What: "list packages", Problems: probs}
+		return nil, explain(root, &LoadError{What: "list packages", Problems: probs})
 	}
 
 	// The syntax scan: every file, for directives and near misses.
@@ -126,7 +126,7 @@ func load(root string) (*workspace, error) {
 	cfg = &packages.Config{
 		Mode: modePhase2,
 		Dir:  root,
-		Env:  goEnv(workPath),
+		Env:  goEnv(root),
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
 			if rootFiles[filename] {
 				return parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
@@ -144,10 +144,10 @@ func load(root string) (*workspace, error) {
 	}
 	pkgs, err := packages.Load(cfg, paths...)
 	if err != nil {
-		return nil, &LoadError{What: "load packages", Problems: []string{err.Error()}}
+		return nil, explain(root, &LoadError{What: "load packages", Problems: []string{err.Error()}})
 	}
 	if probs := packageErrors(root, pkgs, true); len(probs) > 0 {
-		return nil, &LoadError{What: "type-check packages", Problems: probs}
+		return nil, explain(root, &LoadError{What: "type-check packages", Problems: probs})
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
 	ws.pkgs = pkgs
@@ -181,12 +181,25 @@ func workPatterns(root string) (modules, patterns []string, err error) {
 	return modules, patterns, nil
 }
 
-// goEnv is the environment of the go command: the caller's, pinned to the
-// workspace file workPath, with no network (a missing module is an error,
-// never a download) and no cgo (the catalogue needs no C, and cgo would
-// make go list run the C toolchain).
-func goEnv(workPath string) []string {
-	return append(os.Environ(), "GOWORK="+workPath, "GOPROXY=off", "GOFLAGS=-mod=readonly", "CGO_ENABLED=0")
+// goEnv is the environment of the go command: the caller's (its module
+// proxy fills an empty module cache, as go build would), pinned to the
+// workspace at root, with read-only module files and no cgo (the
+// catalogue needs no C, and cgo would make go list run the C toolchain).
+func goEnv(root string) []string {
+	return gocmd.Env(root, map[string]string{"GOFLAGS": "-mod=readonly", "CGO_ENABLED": "0"})
+}
+
+// explain returns a *gocmd.MissingError instead of le when one of le's
+// problems comes from a module that is neither in the module cache nor
+// downloadable, and le otherwise.
+func explain(root string, le *LoadError) error {
+	if !slices.ContainsFunc(le.Problems, gocmd.LooksMissing) {
+		return le
+	}
+	if me := gocmd.Explain(context.Background(), root, goEnv(root)); me != nil {
+		return me
+	}
+	return le
 }
 
 // packageErrors returns the errors of pkgs and of their dependencies as

@@ -21,8 +21,11 @@ import (
 
 	"github.com/dsh-go/dsh/scripts/internal/catalog"
 	"github.com/dsh-go/dsh/scripts/internal/cli"
+	"github.com/dsh-go/dsh/scripts/internal/figures"
 	"github.com/dsh-go/dsh/scripts/internal/gates"
 	"github.com/dsh-go/dsh/scripts/internal/links"
+	"github.com/dsh-go/dsh/scripts/internal/mdgo"
+	"github.com/dsh-go/dsh/scripts/internal/modproxy"
 	"github.com/dsh-go/dsh/scripts/internal/notices"
 	"github.com/dsh-go/dsh/scripts/internal/rescope"
 	"github.com/dsh-go/dsh/scripts/internal/rfc"
@@ -49,10 +52,13 @@ type Entry struct {
 var Table = []Entry{
 	{Command: "gen-notices", Main: notices.Main, Args: []string{"-check"}},
 	{Command: "gen-catalog", Main: catalog.Main, Args: []string{"-check"}},
+	{Command: "verify-md-go", Main: mdgo.Main},
 	{Command: "verify-md-links", Main: links.Main},
+	{Command: "verify-md-figures", Main: figures.Main},
 	{Command: "verify-md-wrap", Main: wrap.Main},
 	{Command: "verify-rfc", Main: rfc.Main},
 	{Command: "rescope-vendor", Main: rescope.Main, Args: []string{"-check"}},
+	{Command: "build-modproxy", Main: modproxy.Main, Args: []string{"-check"}},
 }
 
 // Lookup returns the Main of the gate command named name, or nil.

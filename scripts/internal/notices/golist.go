@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 )
 
 // Platform is one build configuration the module graph is listed for.
@@ -42,10 +41,6 @@ var Platforms = func() []Platform {
 	}
 	return out
 }()
-
-// ErrNotInCache marks a go list failure caused by a module that is not
-// in the module cache.
-var ErrNotInCache = errors.New("a module is missing from the module cache; run `go mod download` in each workspace module (gen-notices never touches the network)")
 
 // listedModule is the module of a listed package, as go list prints it.
 type listedModule struct {
@@ -99,6 +94,13 @@ func listAll(ctx context.Context, root string, patterns, tools []string) (*linke
 	l := &linked{modules: map[string]*listedModule{}, shipped: map[string]bool{}}
 	for i, r := range results {
 		if r.err != nil {
+			// One explanation covers every platform: they list the same
+			// modules.
+			if gocmd.LooksMissing(r.err.Error()) {
+				if me := gocmd.Explain(ctx, root, gocmd.Env(root, map[string]string{"GOFLAGS": "-mod=readonly"})); me != nil {
+					return nil, me
+				}
+			}
 			return nil, fmt.Errorf("go list (%s): %w", Platforms[i], r.err)
 		}
 		if err := l.merge(r.pkgs); err != nil {
@@ -172,37 +174,21 @@ func describe(m *listedModule) string {
 	return s
 }
 
-// goEnv returns the environment for the go command: the caller's, with
-// the workspace pinned to root/go.work, the network off (GOPROXY=off;
-// GOSUMDB=off, since there is nothing to download and so nothing new to
-// verify), no toolchain switch, read-only module files, and the platform.
+// goEnv returns the environment for the go command: the caller's (its
+// module proxy fills an empty module cache, as go build would), with the
+// workspace pinned to root/go.work, no toolchain switch, read-only module
+// files, and the platform p.
 func goEnv(root string, p Platform) []string {
-	set := map[string]string{
-		"GOWORK":      filepath.Join(root, "go.work"),
+	return gocmd.Env(root, map[string]string{
 		"GOFLAGS":     "-mod=readonly",
-		"GOPROXY":     "off",
-		"GOSUMDB":     "off",
-		"GOTOOLCHAIN": "local",
 		"GOOS":        p.GOOS,
 		"GOARCH":      p.GOARCH,
 		"CGO_ENABLED": map[bool]string{false: "0", true: "1"}[p.CGO],
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
-			env = append(env, kv)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		env = append(env, k+"="+set[k])
-	}
-	return env
+	})
 }
 
 // goList runs go list -deps -test on patterns in root for platform p and
-// decodes its output. A failure caused by a module missing from the cache
-// wraps ErrNotInCache; any other failure carries the go command's message.
+// decodes its output. A failure carries the go command's message.
 func goList(ctx context.Context, root string, p Platform, patterns []string) ([]listedPackage, error) {
 	args := append([]string{"list", "-deps", "-test", "-json=ImportPath,Standard,DepOnly,Module,Imports"}, patterns...)
 	cmd := exec.CommandContext(ctx, "go", args...)
@@ -215,9 +201,6 @@ func goList(ctx context.Context, root string, p Platform, patterns []string) ([]
 		msg := goMessage(stderr.String())
 		if msg == "" {
 			msg = err.Error()
-		}
-		if missingFromCache(msg) {
-			return nil, fmt.Errorf("%s: %w", msg, ErrNotInCache)
 		}
 		return nil, errors.New(msg)
 	}
@@ -235,15 +218,6 @@ func goList(ctx context.Context, root string, p Platform, patterns []string) ([]
 		pkgs = append(pkgs, pkg)
 	}
 	return pkgs, nil
-}
-
-func missingFromCache(msg string) bool {
-	for _, s := range []string{"GOPROXY=off", "module lookup disabled", "missing go.sum entry", "not in the module cache", "cannot find module providing package"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // goMessage returns the go command's error output without its progress

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-go/dsh/scripts/internal/cli"
+	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 	"github.com/dsh-go/dsh/scripts/internal/report"
 )
 
@@ -41,12 +42,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	res, err := Generate(context.Background(), dir)
 	if err != nil {
 		var problems Problems
-		if errors.As(err, &problems) {
+		switch {
+		case gocmd.PrintMissing(stderr, "gen-notices", err, true):
+		case errors.As(err, &problems):
 			for _, p := range problems {
 				fmt.Fprintf(stderr, "gen-notices: %s\n", p)
 			}
 			fmt.Fprintf(stderr, "gen-notices: %d problem(s); nothing was written.\n", len(problems))
-		} else {
+		default:
 			fmt.Fprintf(stderr, "gen-notices: %v\n", err)
 		}
 		return cli.ExitError

@@ -3,8 +3,9 @@
 // full license texts), the modules only tests and tools use, and the
 // vendored forks of vendor/README.md, each with its version and the
 // licenses google/licensecheck detects in its license files. It lists
-// packages with "go list -deps -test" for several platforms with the
-// network off, and reads license files from the module cache. A shipped
+// packages with "go list -deps -test" for several platforms (the go
+// command fills the module cache as go build would) and reads license
+// files from the module cache. A shipped
 // module or fork whose license is not on the permissive allow-list, or
 // cannot be detected, is a finding unless a license override in
 // vendor/README.md names it with a written reason. Main is the
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-go/dsh/scripts/internal/gocmd"
 	"github.com/dsh-go/dsh/scripts/internal/manifest"
 	"github.com/dsh-go/dsh/scripts/internal/report"
 	"github.com/google/licensecheck"
@@ -144,8 +146,8 @@ func readWorkspace(root string) (*workspace, error) {
 
 // Generate builds the notices of the workspace at root. It returns an
 // error for problems with the inputs ([Problems]), for a go command
-// failure (wrapping [ErrNotInCache] when a module must be downloaded
-// first), and for module or license files it cannot read; license policy
+// failure (a *[gocmd.MissingError] when a module is neither in the module
+// cache nor downloadable), and for module or license files it cannot read; license policy
 // violations are findings in the result, not errors.
 func Generate(ctx context.Context, root string) (*Result, error) {
 	m, problems := manifest.Load(root)
@@ -184,12 +186,12 @@ func Generate(ctx context.Context, root string) (*Result, error) {
 			mod.Dir = r.Dir
 		}
 		if mod.Dir == "" {
-			return nil, fmt.Errorf("module %s %s has no directory in the module cache: %w", mod.Path, mod.Version, ErrNotInCache)
+			return nil, &gocmd.MissingError{Root: root, Modules: []gocmd.Missing{{Path: mod.Path, Version: mod.Version, Reason: "go list gave it no directory"}}}
 		}
 		det, err := Detect(mod.Dir)
 		if err != nil {
 			if isNotExist(err) {
-				return nil, fmt.Errorf("module %s %s: %v: %w", mod.Path, mod.Version, unwrap(err), ErrNotInCache)
+				return nil, &gocmd.MissingError{Root: root, Modules: []gocmd.Missing{{Path: mod.Path, Version: mod.Version, Reason: unwrap(err).Error()}}}
 			}
 			return nil, fmt.Errorf("module %s %s: %w", mod.Path, mod.Version, err)
 		}
