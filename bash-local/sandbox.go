@@ -44,7 +44,16 @@ func (e *Executor) confine(spec bash.Request) (*confinement, error) {
 	}
 	writable := []string{tmp}
 	if sb.Mode == bash.SandboxWorkspaceWrite {
-		writable = append(append(writable, workdir), sb.WritableRoots...)
+		// The workspace is the executor's working directory, not the call's: a model picks the
+		// call's (tool-bash passes its workdir argument through), and must not pick what it may
+		// write.
+		workspace := e.cfg.Workdir
+		if workspace == "" {
+			if workspace, err = os.Getwd(); err != nil {
+				return nil, fmt.Errorf("bashlocal: sandbox workspace: %w", err)
+			}
+		}
+		writable = append(append(writable, workspace), sb.WritableRoots...)
 	}
 	home, _ := os.UserHomeDir()
 	deny, err := sandbox.Expand(sb.DenyPaths(), home)

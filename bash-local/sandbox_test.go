@@ -108,13 +108,12 @@ func copyExecutable(t *testing.T, src, dst string, mode os.FileMode) {
 
 // TestConformanceSandboxed runs the seam's conformance kit against a sandboxed executor:
 // everything the executor promises (timeouts, kill of the tree, escapees, spill files, the
-// environment) still holds inside the sandbox. The kit's scratch directory is a writable root, and
-// nothing is denied: the kit runs commands in "/", which no deny path may lie under.
+// environment) still holds inside the sandbox. The kit's scratch directory is a writable root.
 func TestConformanceSandboxed(t *testing.T) {
 	wd := t.TempDir()
 	bashtest.Run(t, func(t *testing.T) bash.Executor {
 		h := newHarness(t, Config{Workdir: wd, Logger: slog.New(slog.DiscardHandler), Sandbox: bash.Sandbox{
-			Mode: bash.SandboxWorkspaceWrite, WritableRoots: []string{os.TempDir()}, DenyRead: []string{},
+			Mode: bash.SandboxWorkspaceWrite, WritableRoots: []string{os.TempDir()},
 		}})
 		h.closeErr = true
 		t.Cleanup(func() {
@@ -257,5 +256,23 @@ func TestSandboxTmpdir(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the private TMPDIR %s outlived Close: %v", dir, err)
+	}
+}
+
+// TestSandboxWorkspaceIsTheExecutors checks that a call started elsewhere (a model picks the
+// call's workdir) may not write where it starts: the workspace is the executor's directory.
+func TestSandboxWorkspaceIsTheExecutors(t *testing.T) {
+	t.Parallel()
+	wd, elsewhere := t.TempDir(), t.TempDir()
+	h := newHarness(t, Config{Workdir: wd, Sandbox: bash.Sandbox{Mode: bash.SandboxWorkspaceWrite}})
+	res, err := h.ex.Run(t.Context(), bash.Request{Command: "echo x > here; echo y > " + filepath.Join(wd, "there"), Workdir: elsewhere})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "here")); err == nil {
+		t.Errorf("a call started in %s could write there (stderr %q)", elsewhere, res.Stderr.Text())
+	}
+	if _, err := os.Stat(filepath.Join(wd, "there")); err != nil {
+		t.Errorf("the call could not write in the workspace: %v (stderr %q)", err, res.Stderr.Text())
 	}
 }

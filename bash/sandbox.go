@@ -19,8 +19,9 @@ const (
 	// executor's private temporary directory (and the few device files every shell writes, such as
 	// /dev/null).
 	SandboxReadOnly SandboxMode = "read-only"
-	// SandboxWorkspaceWrite also lets it write under the call's working directory and the
-	// policy's extra writable roots.
+	// SandboxWorkspaceWrite also lets it write under the workspace, the executor's own working
+	// directory (not the call's, which a model may choose), and the policy's extra writable
+	// roots.
 	SandboxWorkspaceWrite SandboxMode = "workspace-write"
 )
 
@@ -55,8 +56,8 @@ type Sandbox struct {
 	// Network is off (the zero value) or on.
 	Network NetworkMode
 	// WritableRoots are directories that workspace-write also lets the command write under, besides
-	// the call's working directory and the executor's private temporary directory (which is
-	// exported as TMPDIR). Each must be absolute and exist.
+	// the workspace and the executor's private temporary directory (which is exported as TMPDIR).
+	// Each must be absolute and exist.
 	WritableRoots []string
 	// DenyRead are files and directories the command may not read (nor list the contents of, nor
 	// execute from). Nil means DefaultDenyRead; an empty non-nil slice denies nothing. Each must be
@@ -172,7 +173,7 @@ var ErrSandboxUnavailable = errors.New("sandbox unavailable")
 type SandboxReport struct {
 	// Policy is the policy in force, resolved: DenyRead is the effective list, with "~/" expanded
 	// where the backend knows the home directory, and WritableRoots lists every writable root,
-	// the working directory and the private temporary directory included.
+	// the workspace and the private temporary directory included.
 	Policy Sandbox
 	// Unenforced lists, for a best-effort policy, what this machine could not enforce ("signal
 	// scoping (Landlock ABI 6)"); it is empty when everything was.
