@@ -177,6 +177,10 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		return fail("%v", err)
 	}
 	f.policy = policy
+	if f.persistent && policy.Enabled() {
+		// The persistent shell is not confined yet: refuse rather than run it unconfined.
+		return fail("-sandbox is not available with -persistent yet; the persistent shell would run unconfined")
+	}
 	if f.workdir != "" {
 		dir, err := resolveWorkdir(f.workdir)
 		if err != nil {
