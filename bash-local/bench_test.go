@@ -29,6 +29,21 @@ func BenchmarkRun(b *testing.B) {
 	})
 }
 
+// BenchmarkSandboxRun is BenchmarkRun with the default sandbox (workspace-write, network off, the
+// default deny list): the same command, confined.
+func BenchmarkSandboxRun(b *testing.B) {
+	b.Run("true", func(b *testing.B) {
+		ex := benchExecutorWith(b, Config{Workdir: b.TempDir(), Sandbox: bash.Sandbox{Mode: bash.SandboxWorkspaceWrite}})
+		spec, _ := ex.Resolve(bash.Request{Command: "true"})
+		b.ResetTimer()
+		for b.Loop() {
+			if res, err := ex.Run(context.Background(), spec); err != nil || *res.ExitCode != 0 {
+				b.Fatal(res, err)
+			}
+		}
+	})
+}
+
 func BenchmarkRawExec(b *testing.B) {
 	b.Run("true", func(b *testing.B) {
 		for b.Loop() {
@@ -82,8 +97,11 @@ func BenchmarkRawExecOutput(b *testing.B) {
 	})
 }
 
-func benchExecutor(b *testing.B) *Executor {
-	ex, err := New(Config{Limits: bash.Limits{Grace: testGrace}, SpillDir: b.TempDir()})
+func benchExecutor(b *testing.B) *Executor { return benchExecutorWith(b, Config{}) }
+
+func benchExecutorWith(b *testing.B, cfg Config) *Executor {
+	cfg.Grace, cfg.SpillDir = testGrace, b.TempDir()
+	ex, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

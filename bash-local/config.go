@@ -3,6 +3,7 @@ package bashlocal
 import (
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/internal/envpolicy"
@@ -32,10 +33,19 @@ type Config struct {
 	ScrubPatterns []string
 	ScrubPrefixes []string
 	KeepEnv       []string
+	// Sandbox is the sandbox policy of every call whose request names none (see bash.Sandbox).
+	// The zero value is off. New refuses an invalid policy and a writable root that is not an
+	// existing directory; a call whose policy this machine cannot enforce fails with an error
+	// matching bash.ErrSandboxUnavailable (on Linux, see the README for what it needs).
+	Sandbox bash.Sandbox
 	// BashPath is the bash binary. Empty means "bash" looked up in PATH when New runs.
 	BashPath string
 	// Logger receives reports of contained failures (a panicking listener). Nil means slog.Default().
 	Logger *slog.Logger
+
+	// landlockABI is a test hook: when non-zero, the sandbox acts as if the kernel offered this
+	// Landlock ABI (-1: none).
+	landlockABI int
 }
 
 // withDefaults returns c with every default applied and the scrub policy it describes, or an
@@ -44,6 +54,14 @@ func (c Config) withDefaults() (Config, envpolicy.Policy, error) {
 	c.Limits.SetDefaults()
 	if err := c.Limits.Validate(); err != nil {
 		return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config: %w", err)
+	}
+	if err := c.Sandbox.Validate(); err != nil {
+		return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config: %w", err)
+	}
+	for i, root := range c.Sandbox.WritableRoots {
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config: Sandbox.WritableRoots[%d] %q is not an existing directory", i, root)
+		}
 	}
 	scrub, err := envpolicy.New(c.ScrubPatterns, c.ScrubPrefixes, c.KeepEnv)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
 	"github.com/dsh-go/dsh/bash/backend"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/sandbox"
 )
 
 // errTimeout is the cause recorded when a foreground run's own deadline fires.
@@ -39,6 +40,8 @@ type Executor struct {
 	bashErr  error
 	tag      string // per-executor prefix of the tree tag every command carries
 	spills   backend.SpillDir
+	tmp      backend.SpillDir // the sandbox's private TMPDIR, created on the first confined call
+	sb       *sandbox.Sandbox
 	wg       sync.WaitGroup // every goroutine the executor starts
 	listen   bash.Listeners
 
@@ -80,6 +83,8 @@ func New(cfg Config) (*Executor, error) {
 		live:  make(map[*proc.Process]struct{}),
 	}
 	e.spills.Parent = cfg.SpillDir
+	e.tmp.Prefix = "dsh-tmp-"
+	e.sb = sandbox.New(sandbox.Options{ABI: cfg.landlockABI})
 	e.listen.Logger = cfg.Logger
 	e.bashPath = cfg.BashPath
 	if e.bashPath == "" {
@@ -100,6 +105,9 @@ func (e *Executor) Resolve(req bash.Request) (bash.Request, error) {
 		}
 		workdir = wd
 	}
+	if req.Sandbox.Mode == "" {
+		req.Sandbox = e.cfg.Sandbox
+	}
 	return backend.Resolve(req, e.cfg.Limits, workdir)
 }
 
@@ -108,8 +116,9 @@ func (e *Executor) createSpill(stream string) (backend.SpillFile, error) {
 	return e.spills.Create(stream)
 }
 
-// spawn starts spec's command writing to streams, registering the process as live.
-func (e *Executor) spawn(spec bash.Request, streams backend.Streams) (*proc.Process, error) {
+// spawn starts spec's command writing to streams, confined by conf when it is not nil, and
+// registers the process as live.
+func (e *Executor) spawn(spec bash.Request, conf *confinement, streams backend.Streams) (*proc.Process, error) {
 	if e.bashErr != nil {
 		return nil, fmt.Errorf("spawn bash: %w", e.bashErr)
 	}
@@ -123,17 +132,21 @@ func (e *Executor) spawn(spec bash.Request, streams backend.Streams) (*proc.Proc
 	if closed {
 		return nil, bash.ErrClosed
 	}
-	p, err := proc.Start(proc.Options{
+	opts := proc.Options{
 		Path:   e.bashPath,
 		Args:   []string{"bash", "-c", spec.Command},
 		Dir:    spec.Workdir,
-		Env:    e.scrub.Environ(os.Environ(), spec.Env),
+		Env:    e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
 		Stdin:  spec.Stdin,
 		Stdout: streams.Stdout,
 		Stderr: streams.Stderr,
 		Grace:  e.cfg.Grace,
 		Tag:    tag,
-	}, &e.wg)
+	}
+	if conf != nil {
+		opts.Confine = conf.prepared.Start
+	}
+	p, err := proc.Start(opts, &e.wg)
 	if err == nil {
 		e.mu.Lock()
 		e.live[p] = struct{}{}
@@ -167,8 +180,12 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	if ctx.Err() != nil {
 		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
 	}
+	conf, err := e.confine(spec)
+	if err != nil {
+		return bash.RunResult{}, err
+	}
 	streams := backend.NewStreams(e.cfg.Limits, spec.StdoutMaxBytes, e.createSpill)
-	p, err := e.spawn(spec, streams)
+	p, err := e.spawn(spec, conf, streams)
 	if err != nil {
 		return bash.RunResult{}, err
 	}
@@ -198,6 +215,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 		Timeout:  spec.Timeout,
 		Stdout:   stdout,
 		Stderr:   stderr,
+		Sandbox:  conf.report(cause == nil && failed(exit), stderr.Text()),
 	}, nil
 }
 
@@ -217,7 +235,11 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 	t := e.tasks.Add(spec.Command, spec.Owner, streams.Stdout, streams.Stderr)
 	e.mu.Unlock()
 
-	p, err := e.spawn(spec, streams)
+	conf, err := e.confine(spec)
+	var p *proc.Process
+	if err == nil {
+		p, err = e.spawn(spec, conf, streams)
+	}
 	if err != nil {
 		t.FailSpawn(err, e.listen.Notify, &e.wg)
 		return t.Task, nil
@@ -227,6 +249,9 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 		<-p.Settled()
 		e.retire(p)
 		exit := p.Exit()
+		if note := conf.note(failed(exit) && t.Task.Status() != bash.TaskKilled, streams.Stderr.Output().Text()); note != "" {
+			t.SetNote(note)
+		}
 		t.Settle(exit.Code, exit.Signal, e.listen.Notify)
 	})
 	return t.Task, nil
@@ -318,6 +343,10 @@ func (e *Executor) close(ctx context.Context) error {
 		wait(t.Task.Done())
 	}
 	e.wg.Wait()
+	e.sb.Close()
+	if err := e.tmp.Remove(); err != nil {
+		e.cfg.Logger.Warn("bashlocal: close", slog.Any("err", err))
+	}
 	if !e.cfg.KeepSpills {
 		if rmErr := e.spills.Remove(); rmErr != nil {
 			e.cfg.Logger.Warn("bashlocal: close", slog.Any("err", rmErr))

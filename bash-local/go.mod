@@ -10,3 +10,8 @@ require (
 	github.com/dsh-go/dsh/internal v0.1.0
 	go.uber.org/goleak v1.3.0 // indirect
 )
+
+require (
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+)

@@ -139,6 +139,12 @@ func (e *Executor) Connect(ctx context.Context) error {
 // Resolve implements bash.Executor.Resolve: it returns req with this executor's defaults and
 // caps applied, or an error naming the invalid field of req. Nothing is sent to the host.
 func (e *Executor) Resolve(req bash.Request) (bash.Request, error) {
+	if req.Sandbox.Enabled() {
+		// Landlock and seccomp would have to be applied on the remote host, by a program there:
+		// this backend only has sshd's shell. It refuses rather than run the command unconfined.
+		return bash.Request{}, fmt.Errorf("bashssh: %w: the SSH backend cannot confine a command on the remote host; only sandbox off is supported, got %s",
+			bash.ErrSandboxUnavailable, req.Sandbox.Mode)
+	}
 	return backend.Resolve(req, e.cfg.Limits, e.cfg.Workdir)
 }
 

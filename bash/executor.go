@@ -13,8 +13,9 @@ import "context"
 type Executor interface {
 	// Resolve returns req as Run and Start will see it: Workdir, Timeout and StdoutMaxBytes
 	// filled from the executor's configuration (read at call time) and Timeout capped at the
-	// configured maximum; Stdin, Env and Owner are copied verbatim. It returns an error naming the
-	// field when req.Command is blank, req.Timeout is negative or req.StdoutMaxBytes is negative.
+	// configured maximum; a Sandbox with an empty Mode replaced by the executor's policy; Stdin,
+	// Env and Owner are copied verbatim. It returns an error naming the field when req.Command is
+	// blank, req.Timeout is negative, req.StdoutMaxBytes is negative or req.Sandbox is invalid.
 	// It starts nothing.
 	Resolve(req Request) (Request, error)
 
@@ -27,7 +28,8 @@ type Executor interface {
 	// It returns Resolve's error for an invalid request, an error wrapping ErrAbortedBeforeSpawn
 	// when ctx is already done, ErrClosed after Close, and an error when the command cannot be
 	// started, which wraps the cause so that errors.Is works on it (fs.ErrNotExist when the
-	// workdir does not exist). Processes the command left running in the background are not
+	// workdir does not exist, ErrSandboxUnavailable when the sandbox asked for cannot be
+	// enforced). Processes the command left running in the background are not
 	// waited for; Close stops them.
 	Run(ctx context.Context, req Request) (RunResult, error)
 

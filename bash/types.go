@@ -45,6 +45,10 @@ type Request struct {
 	// Owner is the token stored on a background task; empty means the task has no owner. A
 	// foreground run ignores it.
 	Owner OwnerToken
+	// Sandbox, when its Mode is set, replaces the executor's sandbox policy for this call as a
+	// whole; the zero value takes the executor's. Like Env it is for trusted callers: a
+	// model-facing tool sets it only once a person approved it.
+	Sandbox Sandbox
 }
 
 // Spill describes the file that holds a stream beyond what is kept in memory. Path is empty when
@@ -98,6 +102,8 @@ type RunResult struct {
 	Timeout time.Duration
 	Stdout  Output
 	Stderr  Output
+	// Sandbox says how the run was confined; nil when it was not.
+	Sandbox *SandboxReport
 }
 
 // TaskStatus is the state of a background task. It leaves TaskRunning exactly once.

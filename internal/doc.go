@@ -4,6 +4,8 @@
 //
 //   - envpolicy: which ambient variables a command may inherit, and what it is given instead.
 //   - proctree: finding and stopping every process of a command's tree, escapees included.
+//   - sandbox: confining a command before it starts (Landlock, seccomp, no_new_privs, no
+//     capabilities) from a discarded OS thread, with no helper binary and no root.
 //   - leaktest: the checks every test binary runs for leaked goroutines, descriptors and
 //     processes.
 package internal

@@ -38,6 +38,8 @@ type BashArgs struct {
 	TimeoutMs       *float64 `json:"timeoutMs,omitempty" jsonschema:"Timeout in milliseconds. The executor applies its configured default and cap, and kills the command on expiry."`
 	Workdir         string   `json:"workdir,omitempty" jsonschema:"Working directory for this command. Defaults to the session workspace; a relative path is resolved against it."`
 	RunInBackground bool     `json:"run_in_background,omitempty" jsonschema:"Run in the background and return a task id immediately. No timeout applies."`
+	Sandbox         string   `json:"sandbox,omitempty" jsonschema:"Set to \"off\" to ask to run this command outside the sandbox; a person must approve it. Give the reason in justification."`
+	Justification   string   `json:"justification,omitempty" jsonschema:"Why the command cannot run in the sandbox (required with sandbox: \"off\")."`
 }
 
 func (s *Set) newBashTool() (*tools.Tool, error) {
@@ -55,7 +57,7 @@ func (s *Set) newBashTool() (*tools.Tool, error) {
 		schema.PropertyOrder = slices.DeleteFunc(schema.PropertyOrder, func(p string) bool { return p == "run_in_background" })
 		opts = append(opts, tools.WithSchema[BashArgs](schema))
 	}
-	return tools.New("bash", description, guard(s, s.runBash), append(opts,
+	return tools.New("bash", description+sandboxDescription(s.ex), guard(s, s.runBash), append(opts,
 		tools.WithTitle[BashArgs]("Run a bash command"),
 		// A command can do anything the user can, including reach the network.
 		tools.WithAnnotations[BashArgs](tools.Annotations{DestructiveHint: true, OpenWorldHint: true}),
@@ -77,6 +79,7 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 		return tools.Result{}, errors.New("invalid description: expected a non-empty string")
 	}
 	var timeout time.Duration
+	var err error
 	if args.TimeoutMs != nil {
 		ms := *args.TimeoutMs
 		if !(ms > 0) || math.IsInf(ms, 0) {
@@ -89,6 +92,9 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 	// The request is built from named fields only: nothing else the model sent can reach the
 	// executor (no Env, no Stdin, no StdoutMaxBytes).
 	req := bash.Request{Command: args.Command, Workdir: resolveWorkdir(call.Agent, args.Workdir), Timeout: timeout, Env: sessionEnv(call.Agent)}
+	if req.Sandbox, err = s.unsandboxed(ctx, call, args); err != nil {
+		return tools.Result{}, err
+	}
 	if args.RunInBackground {
 		req.Timeout = 0
 		req.Owner = ownerOf(call)
@@ -107,7 +113,8 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 	if err != nil {
 		return tools.Result{}, err
 	}
-	res, err := s.ex.Run(ctx, spec)
+	var res bash.RunResult
+	res, err = s.ex.Run(ctx, spec)
 	if err != nil {
 		if errors.Is(err, bash.ErrAbortedBeforeSpawn) {
 			return tools.Result{}, &tools.Error{Code: tools.CodeAbortedBeforeDispatch, Message: "tool call aborted before the command started", Err: err}

@@ -14,13 +14,22 @@ import (
 
 // RunFacts are the facts of a bash result: a foreground run, or a background start (TaskID).
 type RunFacts struct {
-	ExitCode  *int         `json:"exitCode,omitempty" jsonschema:"The command's exit status; absent when a signal ended it or it runs in the background."`
-	Signal    string       `json:"signal,omitempty" jsonschema:"The signal that ended the command, such as SIGKILL."`
-	TimedOut  bool         `json:"timedOut,omitempty" jsonschema:"The executor stopped the command at its timeout."`
-	TimeoutMs int64        `json:"timeoutMs,omitempty" jsonschema:"The timeout that applied, in milliseconds."`
-	Stdout    *StreamFacts `json:"stdout,omitempty" jsonschema:"What the command wrote to stdout."`
-	Stderr    *StreamFacts `json:"stderr,omitempty" jsonschema:"What the command wrote to stderr."`
-	TaskID    string       `json:"taskId,omitempty" jsonschema:"The background task started by run_in_background."`
+	ExitCode  *int          `json:"exitCode,omitempty" jsonschema:"The command's exit status; absent when a signal ended it or it runs in the background."`
+	Signal    string        `json:"signal,omitempty" jsonschema:"The signal that ended the command, such as SIGKILL."`
+	TimedOut  bool          `json:"timedOut,omitempty" jsonschema:"The executor stopped the command at its timeout."`
+	TimeoutMs int64         `json:"timeoutMs,omitempty" jsonschema:"The timeout that applied, in milliseconds."`
+	Stdout    *StreamFacts  `json:"stdout,omitempty" jsonschema:"What the command wrote to stdout."`
+	Stderr    *StreamFacts  `json:"stderr,omitempty" jsonschema:"What the command wrote to stderr."`
+	TaskID    string        `json:"taskId,omitempty" jsonschema:"The background task started by run_in_background."`
+	Sandbox   *SandboxFacts `json:"sandbox,omitempty" jsonschema:"The sandbox the command ran in, when one applied."`
+}
+
+// SandboxFacts are the facts of the sandbox a command ran in.
+type SandboxFacts struct {
+	Mode       string   `json:"mode" jsonschema:"read-only or workspace-write."`
+	Network    string   `json:"network" jsonschema:"on or off."`
+	Unenforced []string `json:"unenforced,omitempty" jsonschema:"What this machine could not enforce (best effort)."`
+	Denial     string   `json:"denial,omitempty" jsonschema:"What the sandbox may have denied when the command failed."`
 }
 
 // StreamFacts are the facts of one collected stream.
@@ -54,7 +63,12 @@ func streamFacts(o bash.Output) *StreamFacts {
 }
 
 func runFacts(res bash.RunResult) RunFacts {
+	var sandbox *SandboxFacts
+	if sb := res.Sandbox; sb != nil {
+		sandbox = &SandboxFacts{Mode: string(sb.Policy.Mode), Network: string(sb.Policy.Network), Unenforced: sb.Unenforced, Denial: sb.Denial}
+	}
 	return RunFacts{
+		Sandbox:   sandbox,
 		ExitCode:  res.ExitCode,
 		Signal:    res.Signal,
 		TimedOut:  res.TimedOut,

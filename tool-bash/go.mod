@@ -14,3 +14,8 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
+
+require (
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+)

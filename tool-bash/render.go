@@ -10,7 +10,9 @@ import (
 // renderRun renders a foreground run the way the model reads it: stdout, then a "[stderr]"
 // section when stderr is not empty, "(no output)" when both are, then the markers
 // "[timed out after Nms]" (whenever the executor's deadline fired, however the command then
-// ended) and "[killed by signal: SIG]" or "[exit code: N]" (non-zero only), one per line.
+// ended), "[killed by signal: SIG]" or "[exit code: N]" (non-zero only), and for a sandboxed run
+// "[sandbox: not enforced: …]" (best effort) and "[sandbox: <what was denied>]" (a failure), one
+// per line.
 func renderRun(res bash.RunResult) string {
 	body := renderStream(res.Stdout)
 	if errText := renderStream(res.Stderr); errText != "" {
@@ -31,6 +33,14 @@ func renderRun(res bash.RunResult) string {
 		markers = append(markers, "[killed by signal: "+res.Signal+"]")
 	case res.ExitCode != nil && *res.ExitCode != 0:
 		markers = append(markers, fmt.Sprintf("[exit code: %d]", *res.ExitCode))
+	}
+	if sb := res.Sandbox; sb != nil {
+		if len(sb.Unenforced) > 0 {
+			markers = append(markers, "[sandbox: not enforced: "+strings.Join(sb.Unenforced, "; ")+"]")
+		}
+		if sb.Denial != "" {
+			markers = append(markers, "[sandbox: "+sb.Denial+"]")
+		}
 	}
 	if len(markers) == 0 {
 		return body

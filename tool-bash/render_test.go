@@ -240,3 +240,17 @@ func FuzzBashArgs(f *testing.F) {
 		}
 	})
 }
+
+func TestRenderRunSandboxMarkers(t *testing.T) {
+	one := 1
+	res := bash.RunResult{ExitCode: &one, Stderr: bash.Output{Head: "bash: /etc/x: Permission denied\n"}, Sandbox: &bash.SandboxReport{
+		Unenforced: []string{"signal and abstract Unix socket scoping (Landlock ABI 6)"},
+		Denial:     "write outside the workspace denied: /etc/x",
+	}}
+	want := "[stderr]\nbash: /etc/x: Permission denied\n[exit code: 1]\n" +
+		"[sandbox: not enforced: signal and abstract Unix socket scoping (Landlock ABI 6)]\n" +
+		"[sandbox: write outside the workspace denied: /etc/x]"
+	if got := renderRun(res); got != want {
+		t.Errorf("renderRun =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -46,6 +46,10 @@ type Config struct {
 	Logger       *slog.Logger
 	Agents       func(owner string) (*tools.Agent, bool)
 	NoBackground bool
+	// ApproveUnsandboxed decides a bash call that asks to run outside the sandbox
+	// (`sandbox: "off"`); nil refuses every such call. The permission stages plug in here: an
+	// "ask" stage that puts the question to a person.
+	ApproveUnsandboxed ApproveFunc
 }
 
 // ErrClosed is the error of a call made after [Set.Close] (the model reads "Error: " + its

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -31,8 +32,12 @@ func Resolve(req bash.Request, lim bash.Limits, workdir string) (bash.Request, e
 }
 
 // CheckRequest returns an error naming the field when req.Command is blank, req.Timeout is
-// negative or req.StdoutMaxBytes is negative, and nil otherwise.
+// negative, req.StdoutMaxBytes is negative or req.Sandbox fails bash.Sandbox.Validate, and nil
+// otherwise.
 func CheckRequest(req bash.Request) error {
+	if err := req.Sandbox.Validate(); err != nil {
+		return fmt.Errorf("backend: Request: %w", err)
+	}
 	switch {
 	case strings.TrimSpace(req.Command) == "":
 		return errors.New("backend: Request.Command must not be empty")

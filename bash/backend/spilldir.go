@@ -12,11 +12,13 @@ import (
 )
 
 // SpillDir is a private directory that holds spill files. It is created lazily, on the first spill,
-// under Parent (the OS temp dir when empty) with mode 0700 and a random name starting with
-// "dsh-bash-". It is safe for concurrent use.
+// under Parent (the OS temp dir when empty) with mode 0700 and a random name starting with Prefix
+// ("dsh-bash-" when empty). It is safe for concurrent use.
 type SpillDir struct {
 	// Parent is where the private directory is created. Empty means os.TempDir().
 	Parent string
+	// Prefix starts the directory's name. Empty means "dsh-bash-".
+	Prefix string
 
 	mu      sync.Mutex
 	path    string
@@ -35,7 +37,11 @@ func (d *SpillDir) Path() (string, error) {
 	if d.path != "" {
 		return d.path, nil
 	}
-	p, err := os.MkdirTemp(d.Parent, "dsh-bash-")
+	prefix := d.Prefix
+	if prefix == "" {
+		prefix = "dsh-bash-"
+	}
+	p, err := os.MkdirTemp(d.Parent, prefix)
 	if err != nil {
 		return "", fmt.Errorf("create spill directory: %w", err)
 	}

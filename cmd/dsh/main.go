@@ -3,10 +3,13 @@
 //
 // Usage:
 //
-//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
-//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
-//	dsh tools [-persistent]
+//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX]
+//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX] TOOL JSON
+//	dsh tools [-persistent] [SANDBOX]
+//	dsh sandbox-check
 //	dsh version
+//
+// where SANDBOX is -sandbox MODE [-network on|off] [-deny-read PATH]... [-sandbox-best-effort].
 //
 // `dsh mcp` is an MCP server over stdio (newline-delimited JSON-RPC on stdin and stdout, built
 // on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
@@ -33,6 +36,14 @@
 // (bash: 2m, persistent bash: 5m) and -max-timeout the cap on a call's own timeoutMs (10m; not
 // with -persistent); a -timeout above the cap, given or default, is a usage error. Usage errors
 // exit 2.
+//
+// -sandbox confines every command (default off): read-only lets it write only its private
+// $TMPDIR, workspace-write also the -workdir directory; -network (default off) says whether it may
+// use the network; -deny-read adds a path it may not read to ~/.ssh, ~/.aws, ~/.gnupg, ~/.kube,
+// ~/.docker, ~/.netrc and ~/.config/gcloud (-deny-read none drops those); a machine that cannot
+// enforce the sandbox fails every call with "sandbox unavailable: <what is missing>" unless
+// -sandbox-best-effort is given. `dsh sandbox-check` prints what this machine offers and exits 1
+// when a sandboxed call cannot run.
 package main
 
 import (
@@ -57,14 +68,18 @@ func main() {
 }
 
 const usage = `usage:
-  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
-  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
-  dsh tools [-persistent]
+  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX]
+  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX] TOOL JSON
+  dsh tools [-persistent] [SANDBOX]
+  dsh sandbox-check
   dsh version
+
+SANDBOX is -sandbox off|read-only|workspace-write [-network on|off] [-deny-read PATH]... [-sandbox-best-effort]
 
 mcp    serve the shell tools as an MCP server over stdio
 call   run one tool call and print the text the model reads
 tools  print the tools' MCP definitions (schemas) as JSON
+sandbox-check  print what this machine offers the sandbox
 version  print the versions of dsh and of the modules it was built from
 `
 
@@ -92,6 +107,8 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return runTools(args[1:], stdout, stderr)
 	case "version":
 		return runVersion(args[1:], stdout, stderr)
+	case "sandbox-check":
+		return runSandboxCheck(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -108,6 +125,8 @@ type flags struct {
 	workdir    string
 	timeout    time.Duration
 	maxTimeout time.Duration
+	sandbox    sandboxFlags
+	policy     bash.Sandbox
 }
 
 // newFlags returns the flag set of command name; withRun adds the flags of commands that run
@@ -116,6 +135,7 @@ func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
 	f := &flags{fs: flag.NewFlagSet("dsh "+name, flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
 	f.fs.BoolVar(&f.persistent, "persistent", false, "serve the persistent bash (one shell per session) instead of bash, bash_output and bash_kill")
+	f.sandbox.register(f.fs)
 	if withPresent {
 		f.fs.BoolVar(&f.present, "present", false, "print one JSON object with the text and the call's presentation")
 	}
@@ -152,6 +172,15 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		// never silently capped.
 		return fail("-timeout %v is above -max-timeout %v", f.timeout, cmp.Or(f.maxTimeout, bash.DefaultMaxTimeout))
 	}
+	policy, err := f.sandbox.policy()
+	if err != nil {
+		return fail("%v", err)
+	}
+	f.policy = policy
+	if f.persistent && policy.Enabled() {
+		// The persistent shell is not confined yet: refuse rather than run it unconfined.
+		return fail("-sandbox is not available with -persistent yet; the persistent shell would run unconfined")
+	}
 	if f.workdir != "" {
 		dir, err := resolveWorkdir(f.workdir)
 		if err != nil {
@@ -169,6 +198,7 @@ func (f *flags) config(stderr io.Writer) config {
 		Workdir:    f.workdir,
 		Timeout:    f.timeout,
 		MaxTimeout: f.maxTimeout,
+		Sandbox:    f.policy,
 		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }

@@ -31,7 +31,8 @@ type config struct {
 	Timeout    time.Duration
 	MaxTimeout time.Duration
 	Grace      time.Duration
-	KeepSpills bool // leave spill files in place when the tools close (dsh call)
+	Sandbox    bash.Sandbox // every command's sandbox policy (zero: off)
+	KeepSpills bool         // leave spill files in place when the tools close (dsh call)
 	Logger     *slog.Logger
 }
 
@@ -74,6 +75,7 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 			Limits:     bash.Limits{Timeout: cfg.Timeout, MaxTimeout: cfg.MaxTimeout, Grace: cfg.Grace},
 			Workdir:    cfg.Workdir,
 			KeepSpills: cfg.KeepSpills,
+			Sandbox:    cfg.Sandbox,
 			Logger:     cfg.Logger,
 		})
 		if err != nil {

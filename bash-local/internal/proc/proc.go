@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,6 +32,10 @@ type Options struct {
 	Stderr io.Writer
 	Grace  time.Duration // soft-signal→KILL grace and post-exit drain bound
 	Tag    string        // value of envpolicy.TagVar for this tree
+	// Confine, when set, starts the command in its sandbox instead of cmd.Start, and returns once
+	// nothing outside the command shares that sandbox. Until then bash waits at a gate (see
+	// gate): it runs nothing of the command before Start opens it.
+	Confine func(*exec.Cmd) error
 }
 
 // Exit holds the facts of how the leader ended.
@@ -92,10 +98,25 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 		cmd.Stdin = child
 		parentEnds, childEnds = append(parentEnds, stdin), append(childEnds, child)
 	}
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	var gateW *os.File
+	if o.Confine != nil {
+		gateR, w, env, err := gate(cmd.Env)
+		if err != nil {
+			return nil, err
+		}
+		gateW = w
+		parentEnds, childEnds = append(parentEnds, gateW), append(childEnds, gateR)
+		cmd.ExtraFiles, cmd.Env = []*os.File{gateR}, env
+		start = func() error { return o.Confine(cmd) }
+	}
+	if err := start(); err != nil {
 		return nil, err
 	}
 	started = true
+	if gateW != nil {
+		openGate(gateW, o.Env)
+	}
 
 	p = &Process{cmd: cmd, exited: make(chan struct{}), settled: make(chan struct{})}
 	pid := cmd.Process.Pid
@@ -118,6 +139,45 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 	})
 	return p, nil
 }
+
+// gateFD is the descriptor bash reads its gate from: the first of cmd.ExtraFiles.
+const gateFD = 3
+
+// gate returns the pipe a confined bash waits on before it runs anything of its command, and env
+// with BASH_ENV naming the pipe's read end: a non-interactive bash reads the file BASH_ENV names,
+// to its end, before its -c command. The command's sandbox is shared, while it starts, with the
+// thread that started it; the gate keeps the command from running until that thread is gone.
+func gate(env []string) (r, w *os.File, gated []string, err error) {
+	r, w, err = os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("gate pipe: %w", err)
+	}
+	gated = make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "BASH_ENV=") {
+			gated = append(gated, kv)
+		}
+	}
+	return r, w, append(gated, "BASH_ENV=/dev/fd/"+strconv.Itoa(gateFD)), nil
+}
+
+// openGate lets the gated bash go on: it writes the script bash reads from the gate (close the
+// gate's descriptor, put back the caller's BASH_ENV and read that file, as bash would have) and
+// closes the pipe. env is the command's environment as the caller gave it.
+func openGate(w *os.File, env []string) {
+	script := "exec " + strconv.Itoa(gateFD) + "<&-; unset BASH_ENV\n"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "BASH_ENV="); ok {
+			script = "exec " + strconv.Itoa(gateFD) + "<&-; BASH_ENV=" + shellQuote(v) +
+				"; if [ -r \"$BASH_ENV\" ]; then . \"$BASH_ENV\"; fi\n"
+		}
+	}
+	_, _ = w.WriteString(script) // a pipe buffer holds it; a bash that died first is no error
+	w.Close()
+}
+
+// shellQuote quotes s for bash as one word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func closeAll(files []*os.File) {
 	for _, f := range files {

@@ -1,0 +1,5 @@
+//go:build linux
+
+package sandboxtest
+
+const sysSetns = 308
