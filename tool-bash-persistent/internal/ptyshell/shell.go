@@ -868,10 +868,3 @@ func (s *Shell) teardown() error {
 	}
 	return errors.Join(errs...)
 }
-
-// pause waits d; it is the poll interval of Close while it watches processes go away.
-func (s *Shell) pause(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	<-t.C
-}
