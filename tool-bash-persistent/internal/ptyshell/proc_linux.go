@@ -15,9 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procStat is what this package reads of a process (internal/proctree's view).
-type procStat = proctree.Stat
-
 // descendants returns the stat of root and of every process below it, from one scan of the
 // process table.
 func descendants(root int) []procStat {
@@ -80,15 +77,6 @@ func ttyDev(f *os.File) (uint64, error) {
 // devTTY is the device number of /dev/tty (5, 0): a process that opened it reads its
 // controlling terminal.
 var devTTY = uint64(unix.Mkdev(5, 0))
-
-// waiter identifies one thread blocked reading the terminal: the thread and the number of
-// times it has been scheduled, which changes once it wakes up (so a later wait in the same
-// thread is told apart from the one already answered).
-type waiter struct {
-	pid, tid int
-	start    uint64
-	switches uint64
-}
 
 // ttyWaiters returns the threads of the foreground group fg (among root and its descendants)
 // that are blocked in a read of the terminal tty: read, readv and pread on a descriptor of it,

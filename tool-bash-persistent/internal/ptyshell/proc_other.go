@@ -5,15 +5,11 @@ package ptyshell
 import (
 	"os"
 
-	"github.com/dsh-go/dsh/internal/proctree"
-
 	"golang.org/x/sys/unix"
 )
 
 // Outside Linux there is no /proc: the stdin-wait probe is off, and Close stops the shell and its
 // process group only (internal/proctree's fallback; processes in other groups may survive).
-
-type procStat = proctree.Stat
 
 func foregroundGroup(fd uintptr) (int, error) { return unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }
 
@@ -35,11 +31,5 @@ func setEchoOff(fd uintptr) error {
 }
 
 func ttyDev(*os.File) (uint64, error) { return 0, nil }
-
-type waiter struct {
-	pid, tid int
-	start    uint64
-	switches uint64
-}
 
 func ttyWaiters(int, int, uint64) []waiter { return nil }

@@ -1,0 +1,176 @@
+package ptyshell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxContRetries bounds the SIGINTs sent to a shell that stays at its continuation prompt.
+const maxContRetries = 5
+
+// runLine types line (which prints the markers of nonce) and follows it; s.runMu is held.
+func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error) {
+	tr := newTracker(nonce, s.cfg.MaxOutputChars)
+	s.mu.Lock()
+	s.track = tr
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.track = nil
+		s.mu.Unlock()
+	}()
+
+	if err := s.write(ctx, line+"\r"); err != nil {
+		s.broken = true
+		if cause := context.Cause(ctx); cause != nil {
+			return Result{Output: s.outputOf(tr)}, cause
+		}
+		if s.Exited() {
+			s.Close()
+			return s.exitResult(tr), nil
+		}
+		return Result{}, fmt.Errorf("send command to the shell: %w", err)
+	}
+	c := &command{s: s, tr: tr, probe: newProbe(s)}
+	defer c.probe.stop()
+	return c.follow(ctx)
+}
+
+// command is one typed line being followed until it ends: the tracker of its output, the probe
+// for readers of the terminal and the answers given to them. Its methods run on Run's goroutine
+// with s.runMu held.
+type command struct {
+	s           *Shell
+	tr          *tracker
+	res         Result // the stdin answers so far
+	probe       *probe
+	answers     ladder
+	contSent    bool // the continuation prompt was interrupted
+	contRetries int  // SIGINTs sent again since
+}
+
+// end is what Run returns once a command is over.
+type end struct {
+	r   Result
+	err error
+}
+
+// follow waits for the command to end: its end marker and the prompt, the prompt alone, the
+// shell's exit, an answer that ends it, or ctx.
+func (c *command) follow(ctx context.Context) (Result, error) {
+	s := c.s
+	for {
+		s.mu.Lock()
+		ph, cont, synced := c.tr.phase, c.tr.cont, s.synced
+		s.mu.Unlock()
+		if e := c.settled(ph); e != nil {
+			return e.r, e.err
+		}
+		if cont && !c.contSent {
+			c.contSent = true
+			_ = s.Interrupt()
+		}
+		if w, fg, ok := c.probe.confirmed(ph, synced); ok {
+			if e := c.answer(ctx, w, fg, ph); e != nil {
+				return e.r, e.err
+			}
+			continue
+		}
+		select {
+		case <-s.notify:
+		case <-s.exited:
+		case <-ctx.Done():
+			s.broken = true
+			return c.partial(), context.Cause(ctx)
+		case <-c.probe.C():
+			s.mu.Lock()
+			ph = c.tr.phase
+			s.mu.Unlock()
+			c.probe.look(ph, c.contSent)
+		}
+	}
+}
+
+// settled returns the end of a command whose phase ph is final or whose shell has exited, and
+// nil while it runs.
+func (c *command) settled(ph phase) *end {
+	switch ph {
+	case phaseReady:
+		return c.finish(Completed)
+	case phasePrompt:
+		if c.contSent {
+			return c.finish(Continuation)
+		}
+		return c.finish(AtPrompt)
+	}
+	if !c.s.Exited() {
+		return nil
+	}
+	c.s.Close() // stops what is left and drains the terminal
+	r := c.s.exitResult(c.tr)
+	r.StdinEOFs, r.Interrupted, r.Killed = c.res.StdinEOFs, c.res.Interrupted, c.res.Killed
+	return &end{r: r}
+}
+
+// answer acts on w, a thread of the foreground group fg confirmed blocked reading the terminal
+// in phase ph, and returns the command's end when that ends it.
+func (c *command) answer(ctx context.Context, w waiter, fg int, ph phase) *end {
+	s := c.s
+	switch ph {
+	case phaseWaitStart:
+		// Still no prompt after the interrupt of a continuation prompt, and the shell sits
+		// reading the terminal since: the SIGINT was lost. Send another.
+		if c.contRetries++; c.contRetries > maxContRetries {
+			s.broken = true
+			return &end{r: c.partial(), err: errors.New("the shell did not leave its continuation prompt after SIGINT")}
+		}
+		_ = s.Interrupt()
+		return nil
+	case phaseEnded:
+		// The end marker came but no prompt marker (PROMPT_COMMAND was changed): the shell
+		// itself reading the terminal is its prompt.
+		if w.pid == s.pid {
+			return c.finish(Completed)
+		}
+		return nil
+	}
+	switch c.answers.next(w) {
+	case rungEOF:
+		c.res.StdinEOFs++
+		c.probe.sentEOF(w)
+		_ = s.write(ctx, string([]byte{s.eof()}))
+	case rungInterrupt:
+		c.res.Interrupted = true
+		_ = unix.Kill(-fg, unix.SIGINT)
+	case rungKill:
+		if fg == s.pid {
+			// The shell keeps reading the terminal without printing its prompt marker after
+			// end-of-file and SIGINT: it is at a prompt we do not recognise.
+			return c.finish(AtPrompt)
+		}
+		c.res.Killed = true
+		_ = unix.Kill(-fg, unix.SIGKILL)
+	}
+	return nil
+}
+
+// finish ends the command with outcome o and what the tracker holds.
+func (c *command) finish(o Outcome) *end {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	r := c.res
+	r.Outcome = o
+	r.ExitCode = c.tr.status
+	r.Output = c.tr.output()
+	return &end{r: r}
+}
+
+// partial returns the stdin answers and the output so far, for a command that did not end.
+func (c *command) partial() Result {
+	r := c.res
+	r.Output = c.s.outputOf(c.tr)
+	return r
+}
