@@ -232,6 +232,30 @@ func TestStdinWaitAndContinuation(t *testing.T) {
 	h.expect("a", "echo $KEEP", "yes")
 }
 
+// TestLostShellIsReset checks that a shell which can no longer be followed is reset at once with
+// the reason in plain words, and that the next call runs in a fresh shell instead of waiting
+// for the timeout.
+func TestLostShellIsReset(t *testing.T) {
+	h := newHarness(t, Config{Timeout: 10 * time.Second}) // a hang would end in the timeout text
+	cases := []struct{ command, want string }{
+		{"echo before; exec >/dev/null 2>&1", "before\n" + RedirectedText},
+		{"exec >log 2>&1", RedirectedText},
+		{"builtin() { :; }", UnreportedPromptText},
+		{"shopt -s extdebug; trap false DEBUG", UnreportedPromptText},
+		{"suspend -f", StoppedText},
+		{"kill -STOP $$", StoppedText},
+	}
+	for _, c := range cases {
+		h.expect("a", "export KEEP=1", "")
+		h.expect("a", c.command, c.want+"\n"+ResetText)
+		h.expect("a", "echo ${KEEP:-unset}", "unset")
+	}
+	// enable -n printf silences the prompt marker only: the shell waiting in its line editor
+	// after the end marker is its prompt, and the state is kept.
+	h.expect("a", "export KEEP=1; enable -n printf", "")
+	h.expect("a", "echo $KEEP", "1")
+}
+
 func TestTimeoutResetsTheShell(t *testing.T) {
 	h := newHarness(t, Config{Timeout: 500 * time.Millisecond})
 	h.expect("a", "cd / && export GONE=1", "")

@@ -259,3 +259,15 @@ func dropLinesContaining(s, needle string) string {
 	}
 	return b.String()
 }
+
+// trimPrompt removes the shell's primary prompt, and the newlines before it, from the end of o:
+// a shell whose markers no longer reach us still prints its prompt on standard error.
+func trimPrompt(o Output) Output {
+	cut := func(s string) string { return strings.TrimRight(strings.TrimSuffix(s, Prompt), "\n") }
+	if o.Tail != "" {
+		o.Tail = cut(o.Tail)
+	} else {
+		o.Head = cut(o.Head)
+	}
+	return o
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dsh-go/dsh/internal/proctree"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,10 +87,14 @@ func (c *command) follow(ctx context.Context) (Result, error) {
 			s.broken = true
 			return c.partial(), context.Cause(ctx)
 		case <-c.probe.C():
+			if s.stopped() {
+				e := c.lose(LostStopped)
+				return e.r, e.err
+			}
 			s.mu.Lock()
 			ph = c.tr.phase
 			s.mu.Unlock()
-			c.probe.look(ph, c.contSent)
+			c.probe.look(ph)
 		}
 	}
 }
@@ -119,8 +124,8 @@ func (c *command) settled(ph phase) *end {
 // in phase ph, and returns the command's end when that ends it.
 func (c *command) answer(ctx context.Context, w waiter, fg int, ph phase) *end {
 	s := c.s
-	switch ph {
-	case phaseWaitStart:
+	switch {
+	case ph == phaseWaitStart && c.contSent:
 		// Still no prompt after the interrupt of a continuation prompt, and the shell sits
 		// reading the terminal since: the SIGINT was lost. Send another.
 		if c.contRetries++; c.contRetries > maxContRetries {
@@ -129,13 +134,22 @@ func (c *command) answer(ctx context.Context, w waiter, fg int, ph phase) *end {
 		}
 		_ = s.Interrupt()
 		return nil
-	case phaseEnded:
+	case ph == phaseEnded:
 		// The end marker came but no prompt marker (PROMPT_COMMAND was changed): the shell
 		// itself reading the terminal is its prompt.
 		if w.pid == s.pid {
 			return c.finish(Completed)
 		}
 		return nil
+	}
+	ours := w.pid == s.pid && !s.replaced()
+	if ours && w.editor {
+		// Our shell waits in its line editor, so the line is over, yet neither the end
+		// marker nor the prompt marker came: what prints them no longer reaches us.
+		if !writesTTY(s.pid, 1, s.tty) {
+			return c.lose(LostRedirected)
+		}
+		return c.lose(LostPrompt)
 	}
 	switch c.answers.next(w) {
 	case rungEOF:
@@ -146,15 +160,29 @@ func (c *command) answer(ctx context.Context, w waiter, fg int, ph phase) *end {
 		c.res.Interrupted = true
 		_ = unix.Kill(-fg, unix.SIGINT)
 	case rungKill:
-		if fg == s.pid {
-			// The shell keeps reading the terminal without printing its prompt marker after
-			// end-of-file and SIGINT: it is at a prompt we do not recognise.
-			return c.finish(AtPrompt)
+		if ours {
+			return c.lose(LostReading)
 		}
 		c.res.Killed = true
-		_ = unix.Kill(-fg, unix.SIGKILL)
+		if fg == s.pid {
+			// The reader runs in the shell's own group (a command substitution, or the
+			// program the shell exec'd): kill it alone, never a shell we still follow.
+			proctree.Signal(procStat{PID: w.pid, StartTime: w.start}, unix.SIGKILL)
+		} else {
+			_ = unix.Kill(-fg, unix.SIGKILL)
+		}
 	}
 	return nil
+}
+
+// lose ends the command because the shell can no longer be followed (reason): it keeps the
+// output so far, without a prompt the shell printed at its end, and closes the shell.
+func (c *command) lose(reason LostReason) *end {
+	r := c.partial()
+	r.Outcome, r.Lost = Lost, reason
+	r.Output = trimPrompt(r.Output)
+	c.s.Close()
+	return &end{r: r}
 }
 
 // finish ends the command with outcome o and what the tracker holds.

@@ -39,13 +39,12 @@ func (p *probe) C() <-chan time.Time { return p.timer.C }
 
 func (p *probe) stop() { p.timer.Stop() }
 
-// look is called when a look is due, with the command's phase ph and whether the command was
-// interrupted at a continuation prompt (contSent). It schedules the next look and, when a
-// thread worth judging is blocked reading the terminal, sends a barrier for it.
-func (p *probe) look(ph phase, contSent bool) {
+// look is called when a look is due, with the command's phase ph. It schedules the next look
+// and, when a thread worth judging is blocked reading the terminal, sends a barrier for it.
+func (p *probe) look(ph phase) {
 	p.interval = min(p.interval*2, probeMax)
 	p.timer.Reset(p.interval)
-	if ph != phaseBody && ph != phaseEnded && !(ph == phaseWaitStart && contSent) {
+	if ph == phaseReady || ph == phasePrompt {
 		return
 	}
 	w, _, ok := p.s.blockedReader()

@@ -33,3 +33,7 @@ func setEchoOff(fd uintptr) error {
 func ttyDev(*os.File) (uint64, error) { return 0, nil }
 
 func ttyWaiters(int, int, uint64) []waiter { return nil }
+
+func writesTTY(int, int, uint64) bool { return true }
+
+func cmdline(int) (string, bool) { return "", false }

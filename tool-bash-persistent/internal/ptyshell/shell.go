@@ -121,7 +121,46 @@ const (
 	// ShellExited: the shell process ended (exit, exec of a program that ended, a signal).
 	// Result.Exit says how; the shell is closed and its processes are gone.
 	ShellExited
+	// Lost: the shell can no longer be followed, for the reason in Result.Lost; it was closed
+	// at once and its processes are gone.
+	Lost
 )
+
+// LostReason says why a shell could no longer be followed.
+type LostReason uint8
+
+const (
+	// LostNone: the shell was not lost.
+	LostNone LostReason = iota
+	// LostRedirected: the shell waits at its prompt with its standard output no longer on the
+	// terminal (exec >FILE, exec 1>&-), so neither the end of a command nor the prompt can be
+	// seen.
+	LostRedirected
+	// LostPrompt: the shell waits at its prompt without having reported the end of the
+	// command or the prompt, its output still on the terminal: the commands that report them
+	// no longer run (a function named builtin, enable -n, a DEBUG trap under extdebug).
+	LostPrompt
+	// LostReading: the shell itself kept reading the terminal after end-of-file and SIGINT.
+	LostReading
+	// LostStopped: the shell process was stopped (suspend -f, SIGSTOP).
+	LostStopped
+)
+
+func (r LostReason) String() string {
+	switch r {
+	case LostNone:
+		return "not lost"
+	case LostRedirected:
+		return "output redirected"
+	case LostPrompt:
+		return "prompt not reported"
+	case LostReading:
+		return "shell kept reading"
+	case LostStopped:
+		return "shell stopped"
+	}
+	return fmt.Sprintf("LostReason(%d)", int(r))
+}
 
 func (o Outcome) String() string {
 	switch o {
@@ -133,6 +172,8 @@ func (o Outcome) String() string {
 		return "continuation prompt"
 	case ShellExited:
 		return "shell exited"
+	case Lost:
+		return "lost"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -155,6 +196,8 @@ type Result struct {
 	ExitCode int
 	// Exit is how the shell ended when Outcome is ShellExited.
 	Exit Exit
+	// Lost is why the shell was closed when Outcome is Lost.
+	Lost LostReason
 	// StdinEOFs counts the times a program blocked reading the terminal was sent end-of-file.
 	StdinEOFs int
 	// Interrupted is set when a program that kept waiting for input was sent SIGINT.
@@ -174,6 +217,7 @@ type Shell struct {
 	tty     uint64 // device number of the terminal
 	ttyPath string // path of the terminal's slave side
 	tag     string // TagVar=…, inherited by every process the shell starts
+	argv    string // the shell's arguments as /proc/PID/cmdline shows them until it execs
 	token   string // marks our prompt escapes
 
 	mu       sync.Mutex
@@ -255,6 +299,7 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	}
 	tty.Close()
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	s.argv = strings.Join(cmd.Args, "\x00") + "\x00"
 	// The shell leads its own session; job control gives jobs their own groups inside it. A
 	// process that leaves the session keeps the tag, and once seen it stays known.
 	s.stop = proctree.NewStopper(proctree.Tree{Leader: s.pid, Session: s.pid, Tag: s.tag},
@@ -333,6 +378,19 @@ func (s *Shell) environ(base []string) []string {
 		}
 	}
 	return append(out, set...)
+}
+
+// replaced reports whether the shell process has called execve since it started (exec bash,
+// exec python3): it then runs another program, which is no longer our shell.
+func (s *Shell) replaced() bool {
+	args, ok := cmdline(s.pid)
+	return ok && args != s.argv
+}
+
+// stopped reports whether the shell process is stopped (suspend -f, SIGSTOP).
+func (s *Shell) stopped() bool {
+	st, ok := proctree.ReadStat(s.pid)
+	return ok && st.State == 'T'
 }
 
 // Pid returns the process id of the shell.
@@ -424,10 +482,12 @@ func (s *Shell) wait() {
 //
 // Run returns when the command's end marker and the next prompt have been seen (Completed), the
 // shell is back at its prompt without it (AtPrompt), the shell stopped at its continuation
-// prompt and was interrupted (Continuation), or the shell exited (ShellExited: the shell is then
-// closed, its processes gone and its output drained). A program that blocks reading the
-// terminal is answered with end-of-file, as if its input were empty; one that keeps waiting is
-// interrupted, then killed.
+// prompt and was interrupted (Continuation), the shell exited (ShellExited), or the shell can no
+// longer be followed (Lost: it waits at a prompt it did not report, keeps reading the terminal
+// itself, or was stopped). After ShellExited and Lost the shell is closed, its processes gone and
+// its output drained. A program that blocks reading the terminal is answered with end-of-file,
+// as if its input were empty; one that keeps waiting is interrupted, then killed; a shell that
+// replaced itself with exec is such a program.
 //
 // When ctx ends first, Run returns the partial Result and context.Cause(ctx); the shell is then
 // broken (later Runs fail with ErrBroken) and should be closed. Run returns ErrBusy when

@@ -521,3 +521,58 @@ func TestLongCommandsGoThroughAFile(t *testing.T) {
 		t.Fatalf("stage directory left after the shell closed: %v", err)
 	}
 }
+
+// TestLostShellIsClosedAtOnce checks that a shell which can no longer be followed is reported
+// lost, and closed, as soon as it waits: not answered as a command waiting for input, with the
+// next command waiting for its whole deadline.
+func TestLostShellIsClosedAtOnce(t *testing.T) {
+	cases := []struct {
+		name, command string
+		reason        LostReason
+		output        string // "write error" stands for bash's complaint about a closed stdout
+		eofs          int
+	}{
+		{"output to /dev/null", "echo before; exec >/dev/null 2>&1", LostRedirected, "before", 0},
+		{"output to a log", "exec >log 2>&1; echo logged", LostRedirected, "", 0},
+		{"stdout closed", "exec 1>&-", LostRedirected, "write error", 0},
+		{"function named builtin", "echo before; builtin() { :; }", LostPrompt, "before", 0},
+		{"DEBUG trap under extdebug", "shopt -s extdebug; trap false DEBUG", LostPrompt, "", 0},
+		{"the shell keeps reading", "trap '' INT; while :; do read x; done", LostReading, "", 3},
+		{"suspend", "echo before; suspend -f", LostStopped, "before", 0},
+		{"SIGSTOP", "kill -STOP $$", LostStopped, "", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startShell(t, Config{})
+			r := run(t, s, c.command)
+			out := r.Output.text()
+			if c.output == "write error" {
+				if !strings.Contains(out, "write error") {
+					t.Errorf("output %q, want bash's write errors", out)
+				}
+			} else if out != c.output {
+				t.Errorf("output %q, want %q", out, c.output)
+			}
+			if r.Outcome != Lost || r.Lost != c.reason || r.StdinEOFs != c.eofs || strings.Contains(out, Prompt) {
+				t.Fatalf("got %v (%v), %d end-of-files, output %q; want lost (%v), %d, no prompt", r.Outcome, r.Lost, r.StdinEOFs, out, c.reason, c.eofs)
+			}
+			if !s.Exited() {
+				t.Fatal("a lost shell is still running")
+			}
+			if r, err := s.Run(context.Background(), "echo next"); err != nil || r.Outcome != ShellExited {
+				t.Fatalf("Run after a lost shell: %+v, %v", r, err)
+			}
+		})
+	}
+}
+
+// TestShellThatReplacedItselfIsAProgram checks that a shell which exec'd another program is
+// answered like any program waiting for input, even one that waits the way a line editor does,
+// and is not taken for our shell at its prompt.
+func TestShellThatReplacedItselfIsAProgram(t *testing.T) {
+	s := startShell(t, Config{})
+	r := run(t, s, "exec bash --noprofile --norc -c 'read -e x; echo status=$?'")
+	if r.Outcome != ShellExited || r.StdinEOFs != 1 || r.Output.text() != "status=1" {
+		t.Fatalf("got %+v", r)
+	}
+}
