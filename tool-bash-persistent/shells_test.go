@@ -204,8 +204,11 @@ func TestLongOutputIsClipped(t *testing.T) {
 func TestExitExecAndSignals(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.expect("a", "cd /tmp && export GONE=1", "")
-	h.expect("a", "exec bash --norc --noprofile", "")
-	h.expect("a", "echo $GONE $PWD", "1 /tmp")
+	// A nested shell is a program waiting for input: it ends at end-of-file, and ours goes on.
+	h.expect("a", "KEEP=1; PS1='inner> ' bash --norc --noprofile; echo $KEEP", "inner> exit\n1\n"+StdinEOFText)
+	// A shell replaced by exec is such a program too, and the shell is gone once it ends.
+	h.expect("a", "exec env PS1='inner> ' bash --norc --noprofile", "inner> exit\n"+StdinEOFText+"\n[shell exited: code 0]\n"+ResetText)
+	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
 	h.expect("a", "echo bye; exit 3", "bye\nexit\n[shell exited: code 3]\n"+ResetText)
 	// The next call starts a fresh shell in the workspace.
 	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)

@@ -124,6 +124,7 @@ type tracker struct {
 	clip      clipper
 	status    int
 	cont      bool // continuation prompt seen while the command was pending
+	shown     bool // PS1 displayed after the start marker, with no end or prompt marker
 }
 
 func newTracker(nonce string, maxChars int) *tracker {
@@ -143,6 +144,15 @@ func (t *tracker) event(kind eventKind, text string, _ int) {
 	case evCont:
 		if t.phase == phaseWaitStart || t.phase == phaseBody {
 			t.cont = true
+		}
+	case evShown:
+		// PS1 is displayed after the prompt marker, which ends the command first; the PS1 of
+		// the prompt the line was typed at comes before the start marker and is ignored.
+		switch t.phase {
+		case phaseBody:
+			t.shown = true
+		case phaseEnded:
+			t.phase = phaseReady // the prompt marker did not come (PROMPT_COMMAND changed)
 		}
 	case evPrompt:
 		switch t.phase {

@@ -144,12 +144,19 @@ func (c *command) answer(ctx context.Context, w waiter, fg int, ph phase) *end {
 	}
 	ours := w.pid == s.pid && !s.replaced()
 	if ours && w.editor {
-		// Our shell waits in its line editor, so the line is over, yet neither the end
-		// marker nor the prompt marker came: what prints them no longer reaches us.
-		if !writesTTY(s.pid, 1, s.tty) {
+		// Our shell waits in its line editor. After its line (the start marker missing, or
+		// PS1 displayed since it) that is its prompt, though neither the end marker nor the
+		// prompt marker came: what prints them no longer reaches us. Otherwise the editor
+		// reads a line for a command (read -e), which is answered like any program.
+		s.mu.Lock()
+		shown := c.tr.shown
+		s.mu.Unlock()
+		switch {
+		case !writesTTY(s.pid, 1, s.tty):
 			return c.lose(LostRedirected)
+		case ph == phaseWaitStart || shown:
+			return c.lose(LostPrompt)
 		}
-		return c.lose(LostPrompt)
 	}
 	switch c.answers.next(w) {
 	case rungEOF:

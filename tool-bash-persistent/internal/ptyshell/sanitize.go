@@ -1,7 +1,6 @@
 package ptyshell
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,7 +10,8 @@ type eventKind uint8
 
 const (
 	evText   eventKind = iota // printable text (valid UTF-8, only \n and \t as controls)
-	evPrompt                  // our primary prompt marker; status holds the shell's $?
+	evPrompt                  // our prompt marker (PROMPT_COMMAND); status holds the shell's $?
+	evShown                   // our primary prompt (PS1) was displayed
 	evCont                    // our continuation (PS2) prompt marker
 	evSync                    // a barrier written by the Shell; status holds its number
 )
@@ -33,19 +33,15 @@ const (
 	escStringE          // ESC seen inside a string sequence (maybe ST)
 )
 
-// sanitizer turns the raw byte stream of a terminal into plain text and prompt events. It is a
+// sanitizer turns the raw byte stream of a terminal into plain text and events. It is a
 // streaming, line-oriented filter, not a terminal emulator: escape sequences are dropped (CSI,
 // OSC, DCS and friends, two-byte escapes), controls other than newline and tab are dropped,
-// CR LF and lone CR become LF, invalid UTF-8 becomes U+FFFD, C1 controls are dropped. Our own
-// OSC markers (primary prompt, continuation prompt), recognised by the per-shell token, become
-// events. Every escape is bounded by maxEscape, so no input makes it buffer without limit.
+// CR LF and lone CR become LF, invalid UTF-8 becomes U+FFFD, C1 controls are dropped. An OSC sequence whose payload match recognises becomes an event instead.
+// Every escape is bounded by maxEscape, so no input makes it buffer without limit.
 //
 // A sanitizer is not safe for concurrent use; the shell's reader goroutine owns it.
 type sanitizer struct {
-	promptPrefix string // "133;D;"
-	promptSuffix string // ";aid=<token>"
-	contPayload  string // "133;dsh-ps2;aid=<token>"
-	syncPrefix   string // "dsh-sync;<token>;"
+	match func(payload string) (eventKind, int, bool) // nil: no OSC is an event
 
 	state   escState
 	escLen  int    // bytes consumed by the current escape
@@ -58,13 +54,9 @@ type sanitizer struct {
 	text strings.Builder
 }
 
-func newSanitizer(token string) *sanitizer {
-	return &sanitizer{
-		promptPrefix: "133;D;",
-		promptSuffix: ";aid=" + token,
-		contPayload:  "133;dsh-ps2;aid=" + token,
-		syncPrefix:   "dsh-sync;" + token + ";",
-	}
+// newSanitizer returns a sanitizer that reports the OSC payloads match recognises as events.
+func newSanitizer(match func(payload string) (eventKind, int, bool)) *sanitizer {
+	return &sanitizer{match: match}
 }
 
 // emitFunc receives sanitized text (kind evText) and events in stream order.
@@ -211,29 +203,12 @@ func (z *sanitizer) escape(b byte, emit emitFunc) {
 
 func (z *sanitizer) endString(emit emitFunc) {
 	z.state = escNone
-	if !z.isOSC || z.oscOver {
+	if !z.isOSC || z.oscOver || z.match == nil {
 		return
 	}
-	payload := string(z.osc)
-	switch {
-	case payload == z.contPayload:
+	if kind, status, ok := z.match(string(z.osc)); ok {
 		z.flushText(emit)
-		emit(evCont, "", 0)
-	case strings.HasPrefix(payload, z.syncPrefix):
-		n, err := strconv.Atoi(payload[len(z.syncPrefix):])
-		if err != nil || n < 0 {
-			return
-		}
-		z.flushText(emit)
-		emit(evSync, "", n)
-	case strings.HasPrefix(payload, z.promptPrefix) && strings.HasSuffix(payload, z.promptSuffix):
-		digits := payload[len(z.promptPrefix) : len(payload)-len(z.promptSuffix)]
-		status, ok := parseStatus(digits)
-		if !ok {
-			return
-		}
-		z.flushText(emit)
-		emit(evPrompt, "", status)
+		emit(kind, "", status)
 	}
 }
 
@@ -259,19 +234,4 @@ func (z *sanitizer) flushText(emit emitFunc) {
 	s := z.text.String()
 	z.text.Reset()
 	emit(evText, s, 0)
-}
-
-// parseStatus parses an exit status of one to three decimal digits (0–255).
-func parseStatus(s string) (int, bool) {
-	if len(s) == 0 || len(s) > 3 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, n <= 255
 }

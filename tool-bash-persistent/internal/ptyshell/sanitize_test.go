@@ -9,12 +9,16 @@ import (
 	"unicode/utf8"
 )
 
-const testToken = "tok123"
+const (
+	testToken = "tok123"
+	testPid   = 42
+	testID    = ";aid=" + testToken + ";pid=42" // what the shell's markers end with
+)
 
 // sanitizeChunks feeds chunks to a fresh sanitizer, flushes it, and returns the stream as
 // strings: text runs merged, prompts as "<P:status>", continuation prompts as "<C>".
 func sanitizeChunks(chunks ...string) string {
-	z := newSanitizer(testToken)
+	z := newSanitizer(newMarkers(testToken, testPid).match)
 	var b strings.Builder
 	emit := func(kind eventKind, text string, status int) {
 		switch kind {
@@ -24,6 +28,8 @@ func sanitizeChunks(chunks ...string) string {
 			fmt.Fprintf(&b, "<P:%d>", status)
 		case evCont:
 			b.WriteString("<C>")
+		case evShown:
+			b.WriteString("<A>")
 		case evSync:
 			fmt.Fprintf(&b, "<S:%d>", status)
 		}
@@ -37,7 +43,7 @@ func sanitizeChunks(chunks ...string) string {
 
 func TestSanitizer(t *testing.T) {
 	checkLeaks(t)
-	prompt := "\x1b]133;D;0;aid=" + testToken + "\x07dsh> "
+	prompt := "\x1b]133;D;0" + testID + "\x07dsh> "
 	cases := []struct {
 		name   string
 		chunks []string
@@ -52,12 +58,14 @@ func TestSanitizer(t *testing.T) {
 		{"private CSI", []string{"\x1b[?2004hon\x1b[?2004l"}, "on"},
 		{"prompt marker", []string{"out\n" + prompt}, "out\n<P:0>dsh> "},
 		{"prompt marker split everywhere", strings.Split("out\n"+prompt, ""), "out\n<P:0>dsh> "},
-		{"prompt status", []string{"\x1b]133;D;127;aid=" + testToken + "\x07"}, "<P:127>"},
-		{"prompt marker with ST", []string{"\x1b]133;D;3;aid=" + testToken + "\x1b\\"}, "<P:3>"},
-		{"prompt marker with ST split", []string{"\x1b]133;D;3;aid=" + testToken + "\x1b", "\\x"}, "<P:3>x"},
+		{"prompt status", []string{"\x1b]133;D;127" + testID + "\x07"}, "<P:127>"},
+		{"prompt marker with ST", []string{"\x1b]133;D;3" + testID + "\x1b\\"}, "<P:3>"},
+		{"prompt marker with ST split", []string{"\x1b]133;D;3" + testID + "\x1b", "\\x"}, "<P:3>x"},
 		{"foreign prompt marker dropped", []string{"\x1b]133;D;0\x07a\x1b]133;D;0;aid=other\x07b"}, "ab"},
-		{"bad status dropped", []string{"\x1b]133;D;256;aid=" + testToken + "\x07\x1b]133;D;x;aid=" + testToken + "\x07"}, ""},
-		{"continuation marker", []string{"\x1b]133;dsh-ps2;aid=" + testToken + "\x07> "}, "<C>> "},
+		{"bad status dropped", []string{"\x1b]133;D;256" + testID + "\x07\x1b]133;D;x" + testID + "\x07"}, ""},
+		{"continuation marker", []string{"\x1b]133;dsh-ps2" + testID + "\x07> "}, "<C>> "},
+		{"primary prompt shown", []string{"\x1b]133;A" + testID + "\x07dsh> "}, "<A>dsh> "},
+		{"another process's markers dropped", []string{"\x1b]133;D;0;aid=" + testToken + ";pid=43\x07a\x1b]133;A;aid=" + testToken + ";pid=4\x07b\x1b]133;dsh-ps2;aid=" + testToken + ";pid=420\x07c"}, "abc"},
 		{"barrier", []string{"a\x18\x1b]dsh-sync;" + testToken + ";12\x07b"}, "a<S:12>b"},
 		{"barrier ends an unfinished escape", []string{"\x1b]0;title", "\x18\x1b]dsh-sync;" + testToken + ";3\x07x"}, "<S:3>x"},
 		{"foreign barrier dropped", []string{"\x1b]dsh-sync;other;1\x07\x1b]dsh-sync;" + testToken + ";-1\x07"}, ""},
@@ -78,7 +86,7 @@ func TestSanitizer(t *testing.T) {
 		{"C1 controls dropped", []string{"a\u009bb\u0085c"}, "abc"},
 		{"over-long OSC discarded through its end", []string{"a\x1b]0;" + strings.Repeat("x", 10_000) + "\x07b"}, "ab"},
 		{"over-long OSC split ST", []string{"a\x1b]0;" + strings.Repeat("x", 500) + "\x1b", "\\b"}, "ab"},
-		{"over-long look-alike marker", []string{"\x1b]133;D;0;aid=" + testToken + strings.Repeat("x", 300) + "\x07"}, ""},
+		{"over-long look-alike marker", []string{"\x1b]133;D;0" + testID + strings.Repeat("x", 300) + "\x07"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,8 +101,8 @@ func TestSanitizer(t *testing.T) {
 // whatever the chunking.
 func FuzzSanitizer(f *testing.F) {
 	for _, s := range []string{
-		"plain\r\ntext", "\x1b[1;31mred\x1b[0m", "\x1b]133;D;0;aid=" + testToken + "\x07dsh> ",
-		"\x1b]133;dsh-ps2;aid=" + testToken + "\x1b\\", "\xe2\x82\xac\xff\xc3", "\x1bP\x1b\\\x1b", "a\r",
+		"plain\r\ntext", "\x1b[1;31mred\x1b[0m", "\x1b]133;D;0" + testID + "\x07dsh> ",
+		"\x1b]133;dsh-ps2" + testID + "\x1b\\", "\xe2\x82\xac\xff\xc3", "\x1bP\x1b\\\x1b", "a\r",
 		"\x1b]0;" + strings.Repeat("y", 300), "\x00\x01\x02\x7f\u009b",
 	} {
 		f.Add([]byte(s), uint16(3))

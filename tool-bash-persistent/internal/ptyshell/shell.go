@@ -37,9 +37,6 @@ const (
 // session are still found by it when the shell is closed.
 const TagVar = envpolicy.TagVar
 
-// DefaultArgs are the arguments bash is started with: no profile, no rc file, interactive.
-var DefaultArgs = []string{"--noprofile", "--norc", "-i"}
-
 // Errors returned by Run.
 var (
 	// ErrBusy is returned when Run is called while another Run of the same shell is active.
@@ -53,15 +50,15 @@ var (
 
 // Config describes a shell to start.
 type Config struct {
-	// Bash is the bash binary; empty means "bash" looked up in PATH.
+	// Bash is the bash binary; empty means "bash" looked up in PATH. It is started as
+	// `bash --noprofile --rcfile SETUP -i`, where SETUP is the shell's set-up (see setupScript).
 	Bash string
-	// Args are bash's arguments; nil means DefaultArgs.
-	Args []string
 	// Dir is the shell's initial working directory; empty means the current one.
 	Dir string
-	// Env is the environment (NAME=value entries) before Start adds the variables it needs:
-	// TERM=dumb, PS1, PS2, PROMPT_COMMAND, HISTFILE (empty), HISTSIZE=0, IGNOREEOF,
-	// DSH_SHELL=1 and DSH_PTY_SESSION_ID. Start does not scrub it; the caller does.
+	// Env is the environment (NAME=value entries) before Start sets TERM=dumb, DSH_SHELL=1
+	// and TagVar, and drops PS1, PS2, PROMPT_COMMAND, IGNOREEOF, HISTFILE and HISTSIZE (the
+	// set-up gives them values of its own, never exported). Start does not scrub it; the
+	// caller does.
 	Env []string
 	// Rows and Cols are the terminal size (40×160).
 	Rows, Cols uint16
@@ -79,9 +76,6 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("find bash: %w", err)
 		}
 		c.Bash = p
-	}
-	if c.Args == nil {
-		c.Args = DefaultArgs
 	}
 	if c.Rows == 0 {
 		c.Rows = DefaultRows
@@ -236,9 +230,8 @@ type Shell struct {
 	runMu  sync.Mutex
 	broken bool // guarded by runMu
 
-	stageOnce sync.Once // creates stageDir, the private directory of long commands
-	stageDir  string
-	stageErr  error
+	dir    string // private directory (0700): the set-up file, then long commands
+	staged int    // commands written to dir; guarded by runMu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -265,20 +258,43 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 		readerDone: make(chan struct{}),
 		closed:     make(chan struct{}),
 	}
-	s.san = newSanitizer(s.token)
+	if s.dir, err = os.MkdirTemp("", "dsh-pty-*"); err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	setup := filepath.Join(s.dir, "setup")
+	err = os.WriteFile(setup, []byte(setupScript(s.token)), 0o600)
+	if err == nil {
+		err = s.spawn(setup)
+	}
+	if err != nil {
+		os.RemoveAll(s.dir)
+		return nil, err
+	}
+	go s.read()
+	go s.wait()
+	if err := s.awaitPrompt(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	// bash read its set-up before its first prompt; the token need not stay on disk.
+	_ = os.Remove(setup)
+	return s, nil
+}
 
+// spawn starts bash on a new terminal, reading the set-up file setup before its first prompt.
+func (s *Shell) spawn(setup string) error {
 	ptmx, tty, err := openPTY()
 	if err != nil {
-		return nil, fmt.Errorf("open pseudo-terminal: %w", err)
+		return fmt.Errorf("open pseudo-terminal: %w", err)
 	}
 	defer tty.Close()
-	fail := func(what string, err error) (*Shell, error) {
+	fail := func(what string, err error) error {
 		ptmx.Close()
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	// Size and modes are set on the terminal side, which the child receives in blocking mode
 	// anyway; the master stays non-blocking so Close can interrupt a pending read.
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: cfg.Rows, Cols: cfg.Cols}); err != nil {
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: s.cfg.Rows, Cols: s.cfg.Cols}); err != nil {
 		return fail("set terminal size", err)
 	}
 	if err := setEchoOff(tty.Fd()); err != nil {
@@ -289,40 +305,40 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	}
 	s.ttyPath = tty.Name()
 
-	cmd := exec.Command(cfg.Bash, cfg.Args...)
-	cmd.Dir = cfg.Dir
-	cmd.Env = s.environ(cfg.Env)
+	cmd := exec.Command(s.cfg.Bash, "--noprofile", "--rcfile", setup, "-i")
+	cmd.Dir = s.cfg.Dir
+	cmd.Env = environ(s.cfg.Env, []string{"TERM=dumb", "DSH_SHELL=1", "BASH_SILENCE_DEPRECATION_WARNING=1", s.tag})
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
 		return fail("start bash", err)
 	}
-	tty.Close()
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
 	s.argv = strings.Join(cmd.Args, "\x00") + "\x00"
+	s.san = newSanitizer(newMarkers(s.token, s.pid).match)
 	// The shell leads its own session; job control gives jobs their own groups inside it. A
 	// process that leaves the session keeps the tag, and once seen it stays known.
 	s.stop = proctree.NewStopper(proctree.Tree{Leader: s.pid, Session: s.pid, Tag: s.tag},
-		proctree.StopOptions{Grace: cfg.KillGrace, Soft: []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT},
+		proctree.StopOptions{Grace: s.cfg.KillGrace, Soft: []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT},
 			LeaderExited: s.exited, Reap: true, Poll: 10 * time.Millisecond})
-	go s.read()
-	go s.wait()
+	return nil
+}
 
+// awaitPrompt waits for the shell's first prompt marker, the shell's exit or the end of ctx.
+func (s *Shell) awaitPrompt(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		ready := s.prompts > 0
 		s.mu.Unlock()
 		if ready {
-			return s, nil
+			return nil
 		}
 		select {
 		case <-s.notify:
 		case <-s.exited:
-			s.Close()
-			return nil, errors.New("PTY shell exited during startup")
+			return errors.New("PTY shell exited during startup")
 		case <-ctx.Done():
-			s.Close()
-			return nil, fmt.Errorf("PTY shell did not reach its prompt: %w", context.Cause(ctx))
+			return fmt.Errorf("PTY shell did not reach its prompt: %w", context.Cause(ctx))
 		}
 	}
 }
@@ -347,37 +363,6 @@ func openPTY() (master, tty *os.File, err error) {
 		return nil, nil, fmt.Errorf("non-blocking master: %w", err)
 	}
 	return os.NewFile(uintptr(fd), m.Name()), t, nil
-}
-
-// environ returns base with the shell's control variables set (later entries win in os/exec,
-// but duplicates are removed anyway so the child's environment is unambiguous).
-func (s *Shell) environ(base []string) []string {
-	ps2 := `\[\e]133;dsh-ps2;aid=` + s.token + `\a\]> `
-	set := []string{
-		"TERM=dumb",
-		"PS1=" + Prompt,
-		"PS2=" + ps2,
-		`PROMPT_COMMAND=\builtin printf '\033]133;D;%s;aid=` + s.token + `\007' "$?"; PS1='` + Prompt + `'; PS2='` + ps2 + `'`,
-		"HISTFILE=",
-		"HISTSIZE=0",
-		"IGNOREEOF=10",
-		"DSH_SHELL=1",
-		"BASH_SILENCE_DEPRECATION_WARNING=1",
-		s.tag,
-	}
-	names := map[string]bool{}
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		names[name] = true
-	}
-	out := make([]string, 0, len(base)+len(set))
-	for _, kv := range base {
-		name, _, ok := strings.Cut(kv, "=")
-		if ok && !names[name] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, set...)
 }
 
 // replaced reports whether the shell process has called execve since it started (exec bash,
@@ -535,13 +520,7 @@ const maxTypedLine = 512
 
 // stage writes command to a new file in the shell's private directory and returns its path.
 func (s *Shell) stage(nonce, command string) (string, error) {
-	s.stageOnce.Do(func() {
-		s.stageDir, s.stageErr = os.MkdirTemp("", "dsh-pty-*")
-	})
-	if s.stageErr != nil {
-		return "", s.stageErr
-	}
-	path := filepath.Join(s.stageDir, "cmd-"+nonce)
+	path := filepath.Join(s.dir, "cmd-"+nonce)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
@@ -555,6 +534,7 @@ func (s *Shell) stage(nonce, command string) (string, error) {
 		os.Remove(path)
 		return "", err
 	}
+	s.staged++
 	return path, nil
 }
 
@@ -700,10 +680,9 @@ func (s *Shell) teardown() error {
 		errs = append(errs, fmt.Errorf("close terminal: %w", err))
 	}
 	<-s.readerDone
-	s.stageOnce.Do(func() {}) // no stage directory is created after this
-	if s.stageDir != "" {
-		if err := os.RemoveAll(s.stageDir); err != nil {
-			errs = append(errs, fmt.Errorf("remove %s: %w", s.stageDir, err))
+	if s.dir != "" {
+		if err := os.RemoveAll(s.dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", s.dir, err))
 		}
 	}
 	return errors.Join(errs...)
