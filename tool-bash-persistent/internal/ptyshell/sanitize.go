@@ -36,7 +36,9 @@ const (
 // sanitizer turns the raw byte stream of a terminal into plain text and events. It is a
 // streaming, line-oriented filter, not a terminal emulator: escape sequences are dropped (CSI,
 // OSC, DCS and friends, two-byte escapes), controls other than newline and tab are dropped,
-// CR LF and lone CR become LF, invalid UTF-8 becomes U+FFFD, C1 controls are dropped. An OSC sequence whose payload match recognises becomes an event instead.
+// a run of CRs becomes one LF, and so does a run of CRs followed by LF (a program's CR LF reaches
+// us as CR CR LF when the terminal adds its own CR), invalid UTF-8 becomes U+FFFD, C1 controls
+// are dropped. An OSC sequence whose payload match recognises becomes an event instead.
 // Every escape is bounded by maxEscape, so no input makes it buffer without limit.
 //
 // A sanitizer is not safe for concurrent use; the shell's reader goroutine owns it.
@@ -49,7 +51,7 @@ type sanitizer struct {
 	oscOver bool   // payload longer than maxOSCPayload: cannot be a marker
 	isOSC   bool   // the current string sequence is an OSC (others are never markers)
 	carry   []byte // incomplete UTF-8 sequence at the end of the previous chunk
-	heldCR  bool   // a CR ended the previous chunk; a leading LF of the next chunk joins it
+	heldCR  bool   // CRs not yet written: one LF, with the LF that may follow them
 
 	text strings.Builder
 }
@@ -82,6 +84,11 @@ func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
 			i++
 			continue
 		}
+		if b == '\r' {
+			z.heldCR = true // resolved by the next byte that is not a CR, or by flush
+			i++
+			continue
+		}
 		if z.heldCR {
 			z.heldCR = false
 			z.text.WriteByte('\n')
@@ -93,16 +100,6 @@ func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
 		switch {
 		case b == 0x1b:
 			z.state, z.escLen = escStart, 1
-			i++
-		case b == '\r':
-			if i == len(p)-1 {
-				z.heldCR = true
-			} else if i+1 < len(p) && p[i+1] == '\n' {
-				z.text.WriteByte('\n')
-				i++
-			} else {
-				z.text.WriteByte('\n')
-			}
 			i++
 		case b == '\n' || b == '\t':
 			z.text.WriteByte(b)

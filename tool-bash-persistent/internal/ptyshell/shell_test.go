@@ -343,6 +343,7 @@ func TestBadOutputIsSanitizedAndBounded(t *testing.T) {
 		check         func(Output) error
 	}{
 		{"NUL bytes", `printf 'a\0b\0c'`, want("abc")},
+		{"CRLF text", `printf 'one\r\ntwo\r\n\r\nfour\r\n'`, want("one\ntwo\n\nfour")},
 		{"invalid UTF-8", `printf 'x\xff\xfey\xe2\x82'; echo`, want("x\uFFFD\uFFFDy\uFFFD\uFFFD")},
 		{"ANSI colours and cursor motion", `printf '\033[1;31mred\033[0m \033[2J\033[Hmoved\033]0;title\007 done'`, want("red moved done")},
 		{"binary", `head -c 200000 /dev/urandom`, clean},
