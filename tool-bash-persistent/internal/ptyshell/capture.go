@@ -1,6 +1,7 @@
 package ptyshell
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,28 +42,16 @@ func (c *clipper) write(s string) {
 		return
 	}
 	if c.headRunes < c.headMax {
-		room := c.headMax - c.headRunes
-		cut := len(s)
-		n := 0
-		for i := range s {
-			if n == room {
-				cut = i
-				break
-			}
-			n++
-		}
-		if cut == len(s) {
-			n = utf8.RuneCountInString(s)
-		}
+		cut := runeOffset(s, c.headMax-c.headRunes)
 		c.head.WriteString(s[:cut])
-		c.headRunes += n
+		c.headRunes += runeCount(s[:cut])
 		s = s[cut:]
 	}
 	if s == "" {
 		return
 	}
 	c.tail = append(c.tail, s...)
-	c.tailRunes += utf8.RuneCountInString(s)
+	c.tailRunes += runeCount(s)
 	if c.tailRunes > 2*c.tailMax+1024 {
 		c.trim()
 	}
@@ -74,14 +63,8 @@ func (c *clipper) trim() {
 	if drop <= 0 {
 		return
 	}
-	i := 0
-	for n := 0; n < drop; n++ {
-		_, size := utf8.DecodeRune(c.tail[i:])
-		if c.tail[i] == '\n' {
-			c.omittedLines++
-		}
-		i += size
-	}
+	i := runeOffset(c.tail, drop)
+	c.omittedLines += int64(bytes.Count(c.tail[:i], []byte{'\n'}))
 	c.omitted += int64(drop)
 	c.tailRunes -= drop
 	c.tail = append(c.tail[:0], c.tail[i:]...)
@@ -191,7 +174,18 @@ func (t *tracker) text(s string) {
 
 // body adds s to the command output, looking for the end marker.
 func (t *tracker) body(s string) {
-	p := t.pending + s
+	p := s
+	if t.pending != "" {
+		// pending is kept because it may begin the end marker. Unless a marker starts in it,
+		// it is output, and s is searched alone: no copy of s.
+		edge := t.pending + s[:min(len(s), len(t.endMark)-1)]
+		if i := strings.Index(edge, t.endMark); len(s) < len(t.endMark) || (i >= 0 && i < len(t.pending)) {
+			p = t.pending + s
+		} else {
+			t.clip.write(t.pending)
+		}
+		t.pending = ""
+	}
 	for {
 		i := strings.Index(p, t.endMark)
 		if i < 0 {

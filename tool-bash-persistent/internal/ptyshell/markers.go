@@ -37,7 +37,8 @@ func (m markers) match(payload string) (eventKind, int, bool) {
 	case strings.HasPrefix(payload, m.syncPrefix):
 		n, err := strconv.Atoi(payload[len(m.syncPrefix):])
 		return evSync, n, err == nil && n >= 0
-	case strings.HasPrefix(payload, m.promptPrefix) && strings.HasSuffix(payload, m.promptSuffix):
+	case len(payload) >= len(m.promptPrefix)+len(m.promptSuffix) &&
+		strings.HasPrefix(payload, m.promptPrefix) && strings.HasSuffix(payload, m.promptSuffix):
 		status, ok := parseStatus(payload[len(m.promptPrefix) : len(payload)-len(m.promptSuffix)])
 		return evPrompt, status, ok
 	}

@@ -1,6 +1,9 @@
 package ptyshell
 
-import "github.com/dsh-go/dsh/internal/proctree"
+import (
+	"github.com/dsh-go/dsh/internal/proctree"
+	"golang.org/x/sys/unix"
+)
 
 // procStat is what this package reads of a process (internal/proctree's view).
 type procStat = proctree.Stat
@@ -15,4 +18,13 @@ type waiter struct {
 	start    uint64
 	switches uint64
 	editor   bool
+}
+
+// terminalModes turns off, in t, echo (typed wrapper lines are never echoed back) and output
+// post-processing (OPOST: the LF to CR LF translation). Translating costs the kernel a pass over
+// every byte a program prints, and the sanitizer reads LF and CR LF alike; a program that turns
+// it back on (stty sane) changes the speed of later output, not its text.
+func terminalModes(t *unix.Termios) {
+	t.Lflag &^= unix.ECHO | unix.ECHONL
+	t.Oflag &^= unix.OPOST
 }

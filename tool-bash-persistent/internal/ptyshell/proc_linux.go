@@ -50,14 +50,14 @@ func eofChar(fd uintptr) byte {
 	return t.Cc[unix.VEOF]
 }
 
-// setEchoOff clears ECHO on the terminal fd (the slave, before the shell starts), so typed
-// wrapper lines are never echoed back.
-func setEchoOff(fd uintptr) error {
+// setModes sets the terminal fd (the slave, before the shell starts) up for the shell; see
+// terminalModes.
+func setModes(fd uintptr) error {
 	t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
 	if err != nil {
 		return err
 	}
-	t.Lflag &^= unix.ECHO | unix.ECHONL
+	terminalModes(t)
 	return unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
 }
 

@@ -21,12 +21,12 @@ func eofChar(fd uintptr) byte {
 	return t.Cc[unix.VEOF]
 }
 
-func setEchoOff(fd uintptr) error {
+func setModes(fd uintptr) error {
 	t, err := unix.IoctlGetTermios(int(fd), unix.TIOCGETA)
 	if err != nil {
 		return err
 	}
-	t.Lflag &^= unix.ECHO | unix.ECHONL
+	terminalModes(t)
 	return unix.IoctlSetTermios(int(fd), unix.TIOCSETA, t)
 }
 

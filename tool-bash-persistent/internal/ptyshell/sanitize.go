@@ -101,18 +101,12 @@ func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
 		case b == 0x1b:
 			z.state, z.escLen = escStart, 1
 			i++
-		case b == '\n' || b == '\t':
-			z.text.WriteByte(b)
-			i++
-		case b < 0x20 || b == 0x7f:
-			i++ // other C0 controls and DEL are dropped
-		case b < 0x80:
-			j := i + 1
-			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-				j++
-			}
+		case plain[b]:
+			j := i + plainLen(p[i:])
 			z.text.Write(p[i:j])
 			i = j
+		case b < 0x80:
+			i++ // other C0 controls and DEL are dropped
 		default:
 			if !utf8.FullRune(p[i:]) {
 				z.carry = append([]byte(nil), p[i:]...)
@@ -231,4 +225,50 @@ func (z *sanitizer) flushText(emit emitFunc) {
 	s := z.text.String()
 	z.text.Reset()
 	emit(evText, s, 0)
+}
+
+// plain holds the bytes that pass the sanitizer as they are: printable ASCII, newline and tab.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = true
+	}
+	t['\n'], t['\t'] = true, true
+	return t
+}()
+
+// plainLen returns the length of the longest prefix of p made of plain bytes. Most output is
+// plain, so it is checked eight bytes at a time (see plainWord); a word that is not plain is
+// looked at byte by byte.
+func plainLen(p []byte) int {
+	i := 0
+	for {
+		for i+8 <= len(p) && plainWord(load64(p[i:i+8])) {
+			i += 8
+		}
+		for end := min(i+8, len(p)); i < end; i++ {
+			if !plain[p[i]] {
+				return i
+			}
+		}
+		if i == len(p) {
+			return i
+		}
+	}
+}
+
+// plainWord reports whether the eight bytes of w are all plain: none has its high bit set,
+// none is below 0x09, between 0x0a and 0x20 (exclusive) or equal to 0x7f. The tests are the
+// classic bit tricks for "some byte less than n" and "some byte between m and n", exact for
+// bytes below 0x80.
+func plainWord(w uint64) bool {
+	const lo, hi, low7 = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	if w&hi != 0 {
+		return false
+	}
+	below9 := (w - 0x09*lo) &^ w & hi
+	x := w & low7
+	ctl := (lo*(127+0x20) - x) &^ w & (x + lo*(127-0x0a)) & hi // 0x0a < byte < 0x20
+	d := w ^ 0x7f*lo
+	del := (d - lo) &^ d & hi
+	return below9|ctl|del == 0
 }

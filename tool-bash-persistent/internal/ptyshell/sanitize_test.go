@@ -66,6 +66,7 @@ func TestSanitizer(t *testing.T) {
 		{"prompt marker with ST", []string{"\x1b]133;D;3" + testID + "\x1b\\"}, "<P:3>"},
 		{"prompt marker with ST split", []string{"\x1b]133;D;3" + testID + "\x1b", "\\x"}, "<P:3>x"},
 		{"foreign prompt marker dropped", []string{"\x1b]133;D;0\x07a\x1b]133;D;0;aid=other\x07b"}, "ab"},
+		{"prompt marker without a status", []string{"\x1b]133;D" + testID + "\x07x"}, "x"}, // prefix and suffix overlap
 		{"bad status dropped", []string{"\x1b]133;D;256" + testID + "\x07\x1b]133;D;x" + testID + "\x07"}, ""},
 		{"continuation marker", []string{"\x1b]133;dsh-ps2" + testID + "\x07> "}, "<C>> "},
 		{"primary prompt shown", []string{"\x1b]133;A" + testID + "\x07dsh> "}, "<A>dsh> "},
@@ -127,4 +128,43 @@ func FuzzSanitizer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlainWord checks the word-at-a-time test against the byte table for every byte value in
+// every position, next to plain and non-plain neighbours.
+func TestPlainWord(t *testing.T) {
+	checkLeaks(t)
+	for _, fill := range []byte{'a', '\n', 0x7e, 0x20} {
+		for pos := 0; pos < 8; pos++ {
+			for b := 0; b < 256; b++ {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[pos] = byte(b)
+				if got, want := plainWord(load64(w[:])), plain[b]; got != want {
+					t.Fatalf("word %q: plainWord %v, want %v", w[:], got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSanitize measures the sanitizer alone on 256 KiB batches (the reader's size): plain
+// lines, and text full of colour escapes.
+func BenchmarkSanitize(b *testing.B) {
+	for _, c := range []struct{ name, line string }{
+		{"plain", "the quick brown fox jumps over the lazy dog 0123456789\n"},
+		{"colour", "\x1b[1;31mred\x1b[0m text \x1b[32mgreen\x1b[0m and é\r\n"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			data := []byte(strings.Repeat(c.line, readBatch/len(c.line)))
+			z := newSanitizer(newMarkers(testToken, testPid).match)
+			emit := func(eventKind, string, int) {}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				z.feed(data, emit)
+			}
+		})
+	}
 }

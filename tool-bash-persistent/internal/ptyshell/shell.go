@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,6 +221,7 @@ type Shell struct {
 	prompts  int               // primary prompts seen since start
 	syncSent uint64            // last barrier sent
 	synced   uint64            // last barrier the reader passed
+	changed  bool              // something Run waits for happened since the reader last woke it
 	stop     *proctree.Stopper // finds and stops every process of this shell
 	notify   chan struct{}
 	exitInfo Exit
@@ -297,8 +299,8 @@ func (s *Shell) spawn(setup string) error {
 	if err := pty.Setsize(tty, &pty.Winsize{Rows: s.cfg.Rows, Cols: s.cfg.Cols}); err != nil {
 		return fail("set terminal size", err)
 	}
-	if err := setEchoOff(tty.Fd()); err != nil {
-		return fail("turn terminal echo off", err)
+	if err := setModes(tty.Fd()); err != nil {
+		return fail("set terminal modes", err)
 	}
 	if s.tty, err = ttyDev(tty); err != nil {
 		return fail("stat terminal", err)
@@ -406,36 +408,83 @@ func (s *Shell) wake() {
 // master being closed).
 func (s *Shell) read() {
 	defer close(s.readerDone)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := s.ptmx.Read(buf)
+	rc, err := s.ptmx.SyscallConn()
+	buf := make([]byte, readBatch)
+	for err == nil {
+		var n int
+		n, err = readBatchFrom(rc, buf)
 		if n > 0 {
 			s.mu.Lock()
 			s.san.feed(buf[:n], s.emit)
+			changed := s.changed
+			s.changed = false
 			s.mu.Unlock()
-			s.wake()
-		}
-		if err != nil {
-			s.mu.Lock()
-			s.san.flush(s.emit)
-			s.mu.Unlock()
-			s.wake()
-			return
+			if changed {
+				s.wake()
+			}
 		}
 	}
+	s.mu.Lock()
+	s.san.flush(s.emit)
+	s.mu.Unlock()
+	s.wake()
 }
 
-// emit is the sanitizer's callback; s.mu is held.
+// readBatch bounds what the reader takes from the terminal before handing it on.
+const readBatch = 256 << 10
+
+// readBatchFrom reads from the non-blocking master rc into buf until the terminal has nothing
+// more to give at once or buf is full, waiting only while it has nothing at all. A terminal hands
+// over at most its 4 KiB line-discipline buffer per read, which the kernel refills while we read:
+// batching those reads lets the sanitizer, the tracker and Run's wake-up work once per batch
+// instead of once per 4 KiB. It returns the bytes read and the error that ended the terminal.
+func readBatchFrom(rc syscall.RawConn, buf []byte) (int, error) {
+	n := 0
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		for n < len(buf) {
+			k, err := unix.Read(int(fd), buf[n:])
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return n > 0
+			case err != nil:
+				rerr = err
+				return true
+			case k == 0:
+				rerr = io.EOF
+				return true
+			}
+			n += k
+		}
+		return true
+	})
+	if rerr == nil {
+		rerr = err
+	}
+	return n, rerr
+}
+
+// emit is the sanitizer's callback; s.mu is held. It notes in s.changed whether the reader
+// should wake Run: on every event, and on text that moved the command's phase. Plain output
+// (most of what the terminal carries) wakes no one.
 func (s *Shell) emit(kind eventKind, text string, status int) {
 	switch kind {
 	case evPrompt:
 		s.prompts++
 	case evSync:
 		s.synced = max(s.synced, uint64(status))
+		s.changed = true
 		return
 	}
+	if kind != evText {
+		s.changed = true
+	}
 	if s.track != nil {
+		before := s.track.phase
 		s.track.event(kind, text, status)
+		s.changed = s.changed || s.track.phase != before
 	}
 }
 
