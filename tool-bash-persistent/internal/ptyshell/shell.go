@@ -693,6 +693,10 @@ func (s *Shell) Close() error {
 	return s.closeErr
 }
 
+// Kill cuts KillGrace short: the shell and every process it started get SIGKILL now. It does not
+// wait; Close (running or to come) still waits for them to be gone and releases the terminal.
+func (s *Shell) Kill() { s.stop.ForceKill() }
+
 func (s *Shell) teardown() error {
 	s.stop.Terminate()
 	// After SIGKILL a process may take a moment to die (uninterruptible sleep); bound the wait.
