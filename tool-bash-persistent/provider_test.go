@@ -103,20 +103,7 @@ func TestCloseBoundedByContext(t *testing.T) {
 	if _, err := h.reg.Register(s.Tool()); err != nil {
 		t.Fatal(err)
 	}
-	pidFile := filepath.Join(dir, "pid")
-	if r := h.call("a", "bash -c 'trap \"\" TERM HUP; echo $$ > "+pidFile+"; exec sleep 300' >/dev/null 2>&1 &"); r.IsError {
-		t.Fatal(r.Text())
-	}
-	waitFor(t, "the stubborn child", func() bool {
-		data, err := os.ReadFile(pidFile)
-		return err == nil && strings.HasSuffix(string(data), "\n")
-	})
-	data, _ := os.ReadFile(pidFile)
-	child := strings.TrimSpace(string(data))
-	waitFor(t, "the child to exec sleep", func() bool {
-		comm, _ := os.ReadFile("/proc/" + child + "/comm")
-		return strings.TrimSpace(string(comm)) == "sleep" // the trap is set
-	})
+	child := h.stubbornChild("a")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "persistentbash: close: ") {

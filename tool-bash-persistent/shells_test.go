@@ -349,17 +349,8 @@ func TestOwnersRunInParallel(t *testing.T) {
 
 func TestReleaseAndCloseStopEverything(t *testing.T) {
 	h := newHarness(t, Config{})
-	pidFile := filepath.Join(h.dir, "pid")
 	h.expect("a", "KEEP=1", "")
-	if r := h.call("a", "bash -c 'trap \"\" TERM HUP; echo $$ > "+pidFile+"; exec sleep 300' >/dev/null 2>&1 &"); r.IsError {
-		t.Fatal(r.Text())
-	}
-	waitFor(t, "the background child", func() bool {
-		data, err := os.ReadFile(pidFile)
-		return err == nil && strings.HasSuffix(string(data), "\n")
-	})
-	data, _ := os.ReadFile(pidFile)
-	child := strings.TrimSpace(string(data))
+	child := h.stubbornChild("a")
 	// A call still running when its owner is released ends with the shell-exit result.
 	done := make(chan tools.Result, 1)
 	go func() { done <- h.call("a", "touch busy; sleep 300") }()
