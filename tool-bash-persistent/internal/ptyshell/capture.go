@@ -50,11 +50,22 @@ func (c *clipper) write(s string) {
 	if s == "" {
 		return
 	}
-	c.tail = append(c.tail, s...)
-	c.tailRunes += runeCount(s)
-	if c.tailRunes > 2*c.tailMax+1024 {
-		c.trim()
+	n := runeCount(s)
+	if n < c.tailMax {
+		c.tail = append(c.tail, s...)
+		c.tailRunes += n
+		if c.tailRunes > 2*c.tailMax+1024 {
+			c.trim()
+		}
+		return
 	}
+	// s alone fills the tail (the reader hands over large batches): what the tail held and
+	// all of s but its last tailMax runes are omitted, counted without being copied.
+	cut := lastRunes(s, c.tailMax)
+	c.omitted += int64(c.tailRunes + n - c.tailMax)
+	c.omittedLines += int64(bytes.Count(c.tail, []byte{'\n'}) + strings.Count(s[:cut], "\n"))
+	c.tail = append(c.tail[:0], s[cut:]...)
+	c.tailRunes = c.tailMax
 }
 
 // trim drops runes from the front of the tail until tailMax remain.

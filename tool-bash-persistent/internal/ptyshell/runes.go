@@ -49,6 +49,19 @@ func runeOffset[T string | []byte](s T, n int) int {
 	return i
 }
 
+// lastRunes returns the byte offset in s where its last n runes start (0 when s has fewer).
+func lastRunes(s string, n int) int {
+	if k := len(s) - n; k >= 0 && asciiLen(s[k:]) == n {
+		return k // ASCII: one byte a rune
+	}
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return i
+}
+
 // runeSize returns the length of the rune s starts with (1 for an invalid byte).
 func runeSize[T string | []byte](s T) int {
 	_, size := utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
