@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -176,4 +177,25 @@ func (s *Shells) waiting(owner string) int {
 		return int(o.queued.Load())
 	}
 	return 0
+}
+
+// stubbornChild has owner's shell start a background process that ignores SIGTERM and SIGHUP,
+// and returns its pid once it sleeps with its traps set.
+func (h *harness) stubbornChild(owner string) string {
+	h.t.Helper()
+	pidFile := filepath.Join(h.dir, owner+"-stubborn.pid")
+	if r := h.call(owner, "bash -c 'trap \"\" TERM HUP; echo $$ > "+pidFile+"; exec sleep 300' >/dev/null 2>&1 &"); r.IsError {
+		h.t.Fatal(r.Text())
+	}
+	waitFor(h.t, "the stubborn child", func() bool {
+		data, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(data), "\n")
+	})
+	data, _ := os.ReadFile(pidFile)
+	child := strings.TrimSpace(string(data))
+	waitFor(h.t, "the child to exec sleep", func() bool {
+		comm, _ := os.ReadFile("/proc/" + child + "/comm")
+		return strings.TrimSpace(string(comm)) == "sleep"
+	})
+	return child
 }

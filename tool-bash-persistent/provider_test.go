@@ -4,10 +4,12 @@ package persistentbash
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/tools"
 )
@@ -84,5 +86,30 @@ func TestCloseIsIdempotent(t *testing.T) {
 	}
 	if r := h.call("a", "true"); !r.IsError || r.Text() != "Error: "+ErrClosed.Error() {
 		t.Errorf("after Close: %q", r.Text())
+	}
+}
+
+// TestCloseBoundedByContext checks that Close honours its context: a process that ignores
+// SIGTERM and SIGHUP is killed at once when ctx ends, instead of after a long KillGrace, and Close
+// returns ctx's error once it is gone.
+func TestCloseBoundedByContext(t *testing.T) {
+	checkLeaks(t)
+	dir := t.TempDir()
+	s, err := New(Config{Workdir: dir, KillGrace: 10 * time.Second, Env: map[string]string{"HOME": dir}}) // not newHarness: its cleanup wants a clean Close
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, s: s, dir: dir}
+	if _, err := h.reg.Register(s.Tool()); err != nil {
+		t.Fatal(err)
+	}
+	child := h.stubbornChild("a")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := s.Close(ctx); !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "persistentbash: close: ") {
+		t.Fatalf("Close with a short context: %v, want persistentbash: close: … deadline exceeded", err)
+	}
+	if _, err := os.Stat("/proc/" + child); err == nil {
+		t.Fatalf("child %s alive after Close returned", child)
 	}
 }

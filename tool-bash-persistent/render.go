@@ -22,6 +22,14 @@ const (
 	StdinInterruptText = "[stdin: a program kept waiting for input on the terminal and was interrupted (SIGINT)]"
 	// StdinKillText notes that a program still kept waiting for input and was killed.
 	StdinKillText = "[stdin: a program still kept waiting for input on the terminal and was killed (SIGKILL)]"
+	// RedirectedText says why a shell whose standard output left the terminal was reset.
+	RedirectedText = "[the shell's standard output no longer goes to its terminal (exec >FILE, exec 1>&-), so the end of a command cannot be seen]"
+	// UnreportedPromptText says why a shell back at its prompt without reporting it was reset.
+	UnreportedPromptText = "[the shell returned to its prompt without reporting the end of the command: the builtins that report it no longer run (a function named builtin, enable -n, a DEBUG trap with extdebug)]"
+	// ShellReadingText says why a shell that kept reading the terminal itself was reset.
+	ShellReadingText = "[the shell itself kept reading the terminal after end-of-file and SIGINT]"
+	// StoppedText says why a stopped shell was reset.
+	StoppedText = "[the shell was stopped (suspend, SIGSTOP) and cannot run anything]"
 )
 
 // clipNotice is the line placed between the head and the tail of clipped output.
@@ -75,6 +83,8 @@ func render(r ptyshell.Result) (text string, reset bool) {
 		return joinLines(outputText(r.Output), ContinuationText), false
 	case ptyshell.ShellExited:
 		return joinLines(outputText(r.Output), notes, exitLine(r.Exit), ResetText), true
+	case ptyshell.Lost:
+		return joinLines(outputText(r.Output), notes, lostLine(r.Lost), ResetText), true
 	default: // AtPrompt
 		return joinLines(outputText(r.Output), notes), false
 	}
@@ -104,6 +114,21 @@ func exitLine(e ptyshell.Exit) string {
 	default:
 		return "[shell exited: code " + strconv.Itoa(e.Code) + "]"
 	}
+}
+
+// lostLine says why a shell could no longer be followed.
+func lostLine(r ptyshell.LostReason) string {
+	switch r {
+	case ptyshell.LostRedirected:
+		return RedirectedText
+	case ptyshell.LostPrompt:
+		return UnreportedPromptText
+	case ptyshell.LostReading:
+		return ShellReadingText
+	case ptyshell.LostStopped:
+		return StoppedText
+	}
+	return "[the shell could no longer be followed]"
 }
 
 // timeoutText is the result of a call whose deadline passed: the partial output, then the

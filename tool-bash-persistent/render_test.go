@@ -32,6 +32,10 @@ func TestRender(t *testing.T) {
 		{"exit code", ptyshell.Result{Outcome: ptyshell.ShellExited, Output: ptyshell.Output{Head: "bye"}, Exit: ptyshell.Exit{Known: true, Code: 9}}, "bye\n[shell exited: code 9]\n" + ResetText, true},
 		{"signal", ptyshell.Result{Outcome: ptyshell.ShellExited, Exit: ptyshell.Exit{Known: true, Signal: "SIGTERM"}}, "[shell killed by signal: SIGTERM]\n" + ResetText, true},
 		{"unknown exit", ptyshell.Result{Outcome: ptyshell.ShellExited}, "[shell exited]\n" + ResetText, true},
+		{"lost: redirected", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostRedirected, Output: ptyshell.Output{Head: "before"}}, "before\n" + RedirectedText + "\n" + ResetText, true},
+		{"lost: prompt", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostPrompt}, UnreportedPromptText + "\n" + ResetText, true},
+		{"lost: reading", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostReading, StdinEOFs: 3, Interrupted: true}, StdinEOFText + "\n" + StdinInterruptText + "\n" + ShellReadingText + "\n" + ResetText, true},
+		{"lost: stopped", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostStopped}, StoppedText + "\n" + ResetText, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -284,16 +284,17 @@ func (s *Shells) Release(owner string) error {
 }
 
 // Close closes every shell and every process they started, ends pending calls (they fail with
-// an error) and waits for all calls to return. Later calls fail with ErrClosed. ctx is not
-// consulted: the shells close in parallel and each takes at most about Config.KillGrace after
-// SIGTERM. It returns an error when processes survived. Close is idempotent: a second call
-// waits for the first and returns what it returned.
+// an error) and waits for all calls to return. Later calls fail with ErrClosed. The shells close
+// in parallel, each within about Config.KillGrace after SIGTERM; when ctx ends first, what is
+// left gets SIGKILL at once, Close still waits until it is gone, and returns ctx's error. It
+// returns an error when processes survived. Close is idempotent: a second call waits for the
+// first and returns what it returned.
 func (s *Shells) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
 	return s.closeErr
 }
 
-func (s *Shells) close() error {
+func (s *Shells) close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	var shells []*ptyshell.Shell
@@ -307,13 +308,26 @@ func (s *Shells) close() error {
 	s.mu.Unlock()
 	s.cancel(errDisposed)
 
-	errs := make([]error, len(shells))
+	errs := make([]error, len(shells)+1)
 	var wg sync.WaitGroup
 	for i, sh := range shells {
 		wg.Go(func() { errs[i] = sh.Close() })
 	}
-	wg.Wait()
-	s.calls.Wait()
+	closed := make(chan struct{})
+	go func() {
+		wg.Wait()
+		s.calls.Wait()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		errs[len(shells)] = context.Cause(ctx)
+		for _, sh := range shells {
+			sh.Kill()
+		}
+		<-closed
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("persistentbash: close: %w", err)
 	}

@@ -204,8 +204,11 @@ func TestLongOutputIsClipped(t *testing.T) {
 func TestExitExecAndSignals(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.expect("a", "cd /tmp && export GONE=1", "")
-	h.expect("a", "exec bash --norc --noprofile", "")
-	h.expect("a", "echo $GONE $PWD", "1 /tmp")
+	// A nested shell is a program waiting for input: it ends at end-of-file, and ours goes on.
+	h.expect("a", "KEEP=1; PS1='inner> ' bash --norc --noprofile; echo $KEEP", "inner> exit\n1\n"+StdinEOFText)
+	// A shell replaced by exec is such a program too, and the shell is gone once it ends.
+	h.expect("a", "exec env PS1='inner> ' bash --norc --noprofile", "inner> exit\n"+StdinEOFText+"\n[shell exited: code 0]\n"+ResetText)
+	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
 	h.expect("a", "echo bye; exit 3", "bye\nexit\n[shell exited: code 3]\n"+ResetText)
 	// The next call starts a fresh shell in the workspace.
 	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
@@ -230,6 +233,30 @@ func TestStdinWaitAndContinuation(t *testing.T) {
 	h.expect("a", "read -r x; echo \"x=$x\"", "x=\n"+StdinEOFText)
 	h.expect("a", "read -r x", StdinEOFText+"\n[exit code: 1]")
 	h.expect("a", "echo $KEEP", "yes")
+}
+
+// TestLostShellIsReset checks that a shell which can no longer be followed is reset at once with
+// the reason in plain words, and that the next call runs in a fresh shell instead of waiting
+// for the timeout.
+func TestLostShellIsReset(t *testing.T) {
+	h := newHarness(t, Config{Timeout: 10 * time.Second}) // a hang would end in the timeout text
+	cases := []struct{ command, want string }{
+		{"echo before; exec >/dev/null 2>&1", "before\n" + RedirectedText},
+		{"exec >log 2>&1", RedirectedText},
+		{"builtin() { :; }", UnreportedPromptText},
+		{"shopt -s extdebug; trap false DEBUG", UnreportedPromptText},
+		{"suspend -f", StoppedText},
+		{"kill -STOP $$", StoppedText},
+	}
+	for _, c := range cases {
+		h.expect("a", "export KEEP=1", "")
+		h.expect("a", c.command, c.want+"\n"+ResetText)
+		h.expect("a", "echo ${KEEP:-unset}", "unset")
+	}
+	// enable -n printf silences the prompt marker only: the shell waiting in its line editor
+	// after the end marker is its prompt, and the state is kept.
+	h.expect("a", "export KEEP=1; enable -n printf", "")
+	h.expect("a", "echo $KEEP", "1")
 }
 
 func TestTimeoutResetsTheShell(t *testing.T) {
@@ -322,17 +349,8 @@ func TestOwnersRunInParallel(t *testing.T) {
 
 func TestReleaseAndCloseStopEverything(t *testing.T) {
 	h := newHarness(t, Config{})
-	pidFile := filepath.Join(h.dir, "pid")
 	h.expect("a", "KEEP=1", "")
-	if r := h.call("a", "bash -c 'trap \"\" TERM HUP; echo $$ > "+pidFile+"; exec sleep 300' >/dev/null 2>&1 &"); r.IsError {
-		t.Fatal(r.Text())
-	}
-	waitFor(t, "the background child", func() bool {
-		data, err := os.ReadFile(pidFile)
-		return err == nil && strings.HasSuffix(string(data), "\n")
-	})
-	data, _ := os.ReadFile(pidFile)
-	child := strings.TrimSpace(string(data))
+	child := h.stubbornChild("a")
 	// A call still running when its owner is released ends with the shell-exit result.
 	done := make(chan tools.Result, 1)
 	go func() { done <- h.call("a", "touch busy; sleep 300") }()

@@ -1,6 +1,7 @@
 package ptyshell
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,31 +42,30 @@ func (c *clipper) write(s string) {
 		return
 	}
 	if c.headRunes < c.headMax {
-		room := c.headMax - c.headRunes
-		cut := len(s)
-		n := 0
-		for i := range s {
-			if n == room {
-				cut = i
-				break
-			}
-			n++
-		}
-		if cut == len(s) {
-			n = utf8.RuneCountInString(s)
-		}
+		cut := runeOffset(s, c.headMax-c.headRunes)
 		c.head.WriteString(s[:cut])
-		c.headRunes += n
+		c.headRunes += runeCount(s[:cut])
 		s = s[cut:]
 	}
 	if s == "" {
 		return
 	}
-	c.tail = append(c.tail, s...)
-	c.tailRunes += utf8.RuneCountInString(s)
-	if c.tailRunes > 2*c.tailMax+1024 {
-		c.trim()
+	n := runeCount(s)
+	if n < c.tailMax {
+		c.tail = append(c.tail, s...)
+		c.tailRunes += n
+		if c.tailRunes > 2*c.tailMax+1024 {
+			c.trim()
+		}
+		return
 	}
+	// s alone fills the tail (the reader hands over large batches): what the tail held and
+	// all of s but its last tailMax runes are omitted, counted without being copied.
+	cut := lastRunes(s, c.tailMax)
+	c.omitted += int64(c.tailRunes + n - c.tailMax)
+	c.omittedLines += int64(bytes.Count(c.tail, []byte{'\n'}) + strings.Count(s[:cut], "\n"))
+	c.tail = append(c.tail[:0], s[cut:]...)
+	c.tailRunes = c.tailMax
 }
 
 // trim drops runes from the front of the tail until tailMax remain.
@@ -74,14 +74,8 @@ func (c *clipper) trim() {
 	if drop <= 0 {
 		return
 	}
-	i := 0
-	for n := 0; n < drop; n++ {
-		_, size := utf8.DecodeRune(c.tail[i:])
-		if c.tail[i] == '\n' {
-			c.omittedLines++
-		}
-		i += size
-	}
+	i := runeOffset(c.tail, drop)
+	c.omittedLines += int64(bytes.Count(c.tail[:i], []byte{'\n'}))
 	c.omitted += int64(drop)
 	c.tailRunes -= drop
 	c.tail = append(c.tail[:0], c.tail[i:]...)
@@ -124,6 +118,7 @@ type tracker struct {
 	clip      clipper
 	status    int
 	cont      bool // continuation prompt seen while the command was pending
+	shown     bool // PS1 displayed after the start marker, with no end or prompt marker
 }
 
 func newTracker(nonce string, maxChars int) *tracker {
@@ -143,6 +138,15 @@ func (t *tracker) event(kind eventKind, text string, _ int) {
 	case evCont:
 		if t.phase == phaseWaitStart || t.phase == phaseBody {
 			t.cont = true
+		}
+	case evShown:
+		// PS1 is displayed after the prompt marker, which ends the command first; the PS1 of
+		// the prompt the line was typed at comes before the start marker and is ignored.
+		switch t.phase {
+		case phaseBody:
+			t.shown = true
+		case phaseEnded:
+			t.phase = phaseReady // the prompt marker did not come (PROMPT_COMMAND changed)
 		}
 	case evPrompt:
 		switch t.phase {
@@ -181,7 +185,18 @@ func (t *tracker) text(s string) {
 
 // body adds s to the command output, looking for the end marker.
 func (t *tracker) body(s string) {
-	p := t.pending + s
+	p := s
+	if t.pending != "" {
+		// pending is kept because it may begin the end marker. Unless a marker starts in it,
+		// it is output, and s is searched alone: no copy of s.
+		edge := t.pending + s[:min(len(s), len(t.endMark)-1)]
+		if i := strings.Index(edge, t.endMark); len(s) < len(t.endMark) || (i >= 0 && i < len(t.pending)) {
+			p = t.pending + s
+		} else {
+			t.clip.write(t.pending)
+		}
+		t.pending = ""
+	}
 	for {
 		i := strings.Index(p, t.endMark)
 		if i < 0 {
@@ -258,4 +273,16 @@ func dropLinesContaining(s, needle string) string {
 		}
 	}
 	return b.String()
+}
+
+// trimPrompt removes the shell's primary prompt, and the newlines before it, from the end of o:
+// a shell whose markers no longer reach us still prints its prompt on standard error.
+func trimPrompt(o Output) Output {
+	cut := func(s string) string { return strings.TrimRight(strings.TrimSuffix(s, Prompt), "\n") }
+	if o.Tail != "" {
+		o.Tail = cut(o.Tail)
+	} else {
+		o.Head = cut(o.Head)
+	}
+	return o
 }

@@ -108,6 +108,9 @@ func TestClipperKeepsHeadAndTail(t *testing.T) {
 		{"lines counted", []string{"a\nb\nc\nd\ne\nf\ng\n"}, 4, "a\n", "g\n", 10, 5},
 		{"runes not bytes", []string{"ééééééééé"}, 4, "éé", "éé", 5, 0},
 		{"many small writes", strings.Split(strings.Repeat("x", 5000)+"END", ""), 6, "xxx", "END", 4997, 0},
+		{"a write larger than the tail", []string{"ab", "c\nd", "ef\ngh\nij"}, 4, "ab", "ij", 9, 3},
+		{"a large write after a trim", []string{"0123", "4\n5", "6789abc\nd€€"}, 6, "012", "d€€", 12, 2},
+		{"a large multi-byte write", []string{"x", "ééééé€€€"}, 4, "xé", "€€", 5, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,9 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procStat is what this package reads of a process (internal/proctree's view).
-type procStat = proctree.Stat
-
 // descendants returns the stat of root and of every process below it, from one scan of the
 // process table.
 func descendants(root int) []procStat {
@@ -53,14 +50,14 @@ func eofChar(fd uintptr) byte {
 	return t.Cc[unix.VEOF]
 }
 
-// setEchoOff clears ECHO on the terminal fd (the slave, before the shell starts), so typed
-// wrapper lines are never echoed back.
-func setEchoOff(fd uintptr) error {
+// setModes sets the terminal fd (the slave, before the shell starts) up for the shell; see
+// terminalModes.
+func setModes(fd uintptr) error {
 	t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
 	if err != nil {
 		return err
 	}
-	t.Lflag &^= unix.ECHO | unix.ECHONL
+	terminalModes(t)
 	return unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
 }
 
@@ -81,20 +78,12 @@ func ttyDev(f *os.File) (uint64, error) {
 // controlling terminal.
 var devTTY = uint64(unix.Mkdev(5, 0))
 
-// waiter identifies one thread blocked reading the terminal: the thread and the number of
-// times it has been scheduled, which changes once it wakes up (so a later wait in the same
-// thread is told apart from the one already answered).
-type waiter struct {
-	pid, tid int
-	start    uint64
-	switches uint64
-}
-
 // ttyWaiters returns the threads of the foreground group fg (among root and its descendants)
 // that are blocked in a read of the terminal tty: read, readv and pread on a descriptor of it,
-// or select, poll and epoll waits whose read set includes one. The evidence is the syscall each
-// blocked thread sits in (/proc/PID/task/TID/syscall) and, for the multiplexing calls, the
-// descriptor sets read from the process's memory or its epoll fdinfo.
+// or select, poll and epoll waits whose read set includes one (waiter.editor: the way a line
+// editor such as readline waits for a key). The evidence is the syscall each blocked thread sits
+// in (/proc/PID/task/TID/syscall) and, for the multiplexing calls, the descriptor sets read from
+// the process's memory or its epoll fdinfo.
 func ttyWaiters(root, fg int, tty uint64) []waiter {
 	var out []waiter
 	for _, st := range descendants(root) {
@@ -115,45 +104,62 @@ func ttyWaiters(root, fg int, tty uint64) []waiter {
 			if err != nil {
 				continue
 			}
-			if !readsTTY(st, string(data), tty) {
+			editor, ok := readsTTY(st, string(data), tty)
+			if !ok {
 				continue
 			}
-			out = append(out, waiter{pid: st.PID, tid: tid, start: st.StartTime, switches: switchCount(base + t.Name() + "/status")})
+			out = append(out, waiter{pid: st.PID, tid: tid, start: st.StartTime, switches: switchCount(base + t.Name() + "/status"), editor: editor})
 		}
 	}
 	return out
 }
 
-// readsTTY interprets one /proc/PID/task/TID/syscall line of process st.
-func readsTTY(st procStat, line string, tty uint64) bool {
+// readsTTY interprets one /proc/PID/task/TID/syscall line of process st: ok when the thread is
+// blocked reading the terminal tty, editor when it waits in select, poll or epoll rather than in
+// a read.
+func readsTTY(st procStat, line string, tty uint64) (editor, ok bool) {
 	f := strings.Fields(line)
 	if len(f) < 7 {
-		return false // "running", or blocked outside a system call
+		return false, false // "running", or blocked outside a system call
 	}
 	nr, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil {
-		return false
+		return false, false
 	}
 	var a [6]uint64
 	for i := range a {
 		v, err := strconv.ParseUint(strings.TrimPrefix(f[i+1], "0x"), 16, 64)
 		if err != nil {
-			return false
+			return false, false
 		}
 		a[i] = v
 	}
 	isTTY := func(fd uint64) bool { return fdIsTTY(st, int(fd), tty) }
 	switch nr {
 	case sysRead, sysReadv, sysPread64, sysPreadv, sysPreadv2:
-		return isTTY(a[0])
+		return false, isTTY(a[0])
 	case sysSelect, sysPselect6:
-		return selectReadsTTY(st, a[0], a[1], isTTY)
+		return true, selectReadsTTY(st, a[0], a[1], isTTY)
 	case sysPoll, sysPpoll:
-		return pollReadsTTY(st, a[0], a[1], isTTY)
+		return true, pollReadsTTY(st, a[0], a[1], isTTY)
 	case sysEpollWait, sysEpollPwait, sysEpollPwait2:
-		return epollReadsTTY(st, int(a[0]), isTTY)
+		return true, epollReadsTTY(st, int(a[0]), isTTY)
 	}
-	return false
+	return false, false
+}
+
+// writesTTY reports whether descriptor fd of process pid is the terminal tty (or /dev/tty while
+// tty is its controlling terminal).
+func writesTTY(pid, fd int, tty uint64) bool {
+	st, ok := proctree.ReadStat(pid)
+	return ok && fdIsTTY(st, fd, tty)
+}
+
+// cmdline returns the argument list of process pid as the kernel holds it (NUL-terminated
+// arguments), which changes when the process calls execve.
+func cmdline(pid int) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return string(b), err == nil
 }
 
 func fdIsTTY(st procStat, fd int, tty uint64) bool {

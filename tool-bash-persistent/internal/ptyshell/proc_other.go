@@ -5,15 +5,11 @@ package ptyshell
 import (
 	"os"
 
-	"github.com/dsh-go/dsh/internal/proctree"
-
 	"golang.org/x/sys/unix"
 )
 
 // Outside Linux there is no /proc: the stdin-wait probe is off, and Close stops the shell and its
 // process group only (internal/proctree's fallback; processes in other groups may survive).
-
-type procStat = proctree.Stat
 
 func foregroundGroup(fd uintptr) (int, error) { return unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }
 
@@ -25,21 +21,19 @@ func eofChar(fd uintptr) byte {
 	return t.Cc[unix.VEOF]
 }
 
-func setEchoOff(fd uintptr) error {
+func setModes(fd uintptr) error {
 	t, err := unix.IoctlGetTermios(int(fd), unix.TIOCGETA)
 	if err != nil {
 		return err
 	}
-	t.Lflag &^= unix.ECHO | unix.ECHONL
+	terminalModes(t)
 	return unix.IoctlSetTermios(int(fd), unix.TIOCSETA, t)
 }
 
 func ttyDev(*os.File) (uint64, error) { return 0, nil }
 
-type waiter struct {
-	pid, tid int
-	start    uint64
-	switches uint64
-}
-
 func ttyWaiters(int, int, uint64) []waiter { return nil }
+
+func writesTTY(int, int, uint64) bool { return true }
+
+func cmdline(int) (string, bool) { return "", false }

@@ -1,7 +1,6 @@
 package ptyshell
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,7 +10,8 @@ type eventKind uint8
 
 const (
 	evText   eventKind = iota // printable text (valid UTF-8, only \n and \t as controls)
-	evPrompt                  // our primary prompt marker; status holds the shell's $?
+	evPrompt                  // our prompt marker (PROMPT_COMMAND); status holds the shell's $?
+	evShown                   // our primary prompt (PS1) was displayed
 	evCont                    // our continuation (PS2) prompt marker
 	evSync                    // a barrier written by the Shell; status holds its number
 )
@@ -33,19 +33,17 @@ const (
 	escStringE          // ESC seen inside a string sequence (maybe ST)
 )
 
-// sanitizer turns the raw byte stream of a terminal into plain text and prompt events. It is a
+// sanitizer turns the raw byte stream of a terminal into plain text and events. It is a
 // streaming, line-oriented filter, not a terminal emulator: escape sequences are dropped (CSI,
 // OSC, DCS and friends, two-byte escapes), controls other than newline and tab are dropped,
-// CR LF and lone CR become LF, invalid UTF-8 becomes U+FFFD, C1 controls are dropped. Our own
-// OSC markers (primary prompt, continuation prompt), recognised by the per-shell token, become
-// events. Every escape is bounded by maxEscape, so no input makes it buffer without limit.
+// a run of CRs becomes one LF, and so does a run of CRs followed by LF (a program's CR LF reaches
+// us as CR CR LF when the terminal adds its own CR), invalid UTF-8 becomes U+FFFD, C1 controls
+// are dropped. An OSC sequence whose payload match recognises becomes an event instead.
+// Every escape is bounded by maxEscape, so no input makes it buffer without limit.
 //
 // A sanitizer is not safe for concurrent use; the shell's reader goroutine owns it.
 type sanitizer struct {
-	promptPrefix string // "133;D;"
-	promptSuffix string // ";aid=<token>"
-	contPayload  string // "133;dsh-ps2;aid=<token>"
-	syncPrefix   string // "dsh-sync;<token>;"
+	match func(payload string) (eventKind, int, bool) // nil: no OSC is an event
 
 	state   escState
 	escLen  int    // bytes consumed by the current escape
@@ -53,18 +51,14 @@ type sanitizer struct {
 	oscOver bool   // payload longer than maxOSCPayload: cannot be a marker
 	isOSC   bool   // the current string sequence is an OSC (others are never markers)
 	carry   []byte // incomplete UTF-8 sequence at the end of the previous chunk
-	heldCR  bool   // a CR ended the previous chunk; a leading LF of the next chunk joins it
+	heldCR  bool   // CRs not yet written: one LF, with the LF that may follow them
 
 	text strings.Builder
 }
 
-func newSanitizer(token string) *sanitizer {
-	return &sanitizer{
-		promptPrefix: "133;D;",
-		promptSuffix: ";aid=" + token,
-		contPayload:  "133;dsh-ps2;aid=" + token,
-		syncPrefix:   "dsh-sync;" + token + ";",
-	}
+// newSanitizer returns a sanitizer that reports the OSC payloads match recognises as events.
+func newSanitizer(match func(payload string) (eventKind, int, bool)) *sanitizer {
+	return &sanitizer{match: match}
 }
 
 // emitFunc receives sanitized text (kind evText) and events in stream order.
@@ -90,6 +84,11 @@ func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
 			i++
 			continue
 		}
+		if b == '\r' {
+			z.heldCR = true // resolved by the next byte that is not a CR, or by flush
+			i++
+			continue
+		}
 		if z.heldCR {
 			z.heldCR = false
 			z.text.WriteByte('\n')
@@ -102,28 +101,12 @@ func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
 		case b == 0x1b:
 			z.state, z.escLen = escStart, 1
 			i++
-		case b == '\r':
-			if i == len(p)-1 {
-				z.heldCR = true
-			} else if i+1 < len(p) && p[i+1] == '\n' {
-				z.text.WriteByte('\n')
-				i++
-			} else {
-				z.text.WriteByte('\n')
-			}
-			i++
-		case b == '\n' || b == '\t':
-			z.text.WriteByte(b)
-			i++
-		case b < 0x20 || b == 0x7f:
-			i++ // other C0 controls and DEL are dropped
-		case b < 0x80:
-			j := i + 1
-			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-				j++
-			}
+		case plain[b]:
+			j := i + plainLen(p[i:])
 			z.text.Write(p[i:j])
 			i = j
+		case b < 0x80:
+			i++ // other C0 controls and DEL are dropped
 		default:
 			if !utf8.FullRune(p[i:]) {
 				z.carry = append([]byte(nil), p[i:]...)
@@ -211,29 +194,12 @@ func (z *sanitizer) escape(b byte, emit emitFunc) {
 
 func (z *sanitizer) endString(emit emitFunc) {
 	z.state = escNone
-	if !z.isOSC || z.oscOver {
+	if !z.isOSC || z.oscOver || z.match == nil {
 		return
 	}
-	payload := string(z.osc)
-	switch {
-	case payload == z.contPayload:
+	if kind, status, ok := z.match(string(z.osc)); ok {
 		z.flushText(emit)
-		emit(evCont, "", 0)
-	case strings.HasPrefix(payload, z.syncPrefix):
-		n, err := strconv.Atoi(payload[len(z.syncPrefix):])
-		if err != nil || n < 0 {
-			return
-		}
-		z.flushText(emit)
-		emit(evSync, "", n)
-	case strings.HasPrefix(payload, z.promptPrefix) && strings.HasSuffix(payload, z.promptSuffix):
-		digits := payload[len(z.promptPrefix) : len(payload)-len(z.promptSuffix)]
-		status, ok := parseStatus(digits)
-		if !ok {
-			return
-		}
-		z.flushText(emit)
-		emit(evPrompt, "", status)
+		emit(kind, "", status)
 	}
 }
 
@@ -261,17 +227,48 @@ func (z *sanitizer) flushText(emit emitFunc) {
 	emit(evText, s, 0)
 }
 
-// parseStatus parses an exit status of one to three decimal digits (0–255).
-func parseStatus(s string) (int, bool) {
-	if len(s) == 0 || len(s) > 3 {
-		return 0, false
+// plain holds the bytes that pass the sanitizer as they are: printable ASCII, newline and tab.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = true
 	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
+	t['\n'], t['\t'] = true, true
+	return t
+}()
+
+// plainLen returns the length of the longest prefix of p made of plain bytes. Most output is
+// plain, so it is checked eight bytes at a time (see plainWord); a word that is not plain is
+// looked at byte by byte.
+func plainLen(p []byte) int {
+	i := 0
+	for {
+		for i+8 <= len(p) && plainWord(load64(p[i:i+8])) {
+			i += 8
 		}
-		n = n*10 + int(s[i]-'0')
+		for end := min(i+8, len(p)); i < end; i++ {
+			if !plain[p[i]] {
+				return i
+			}
+		}
+		if i == len(p) {
+			return i
+		}
 	}
-	return n, n <= 255
+}
+
+// plainWord reports whether the eight bytes of w are all plain: none has its high bit set,
+// none is below 0x09, between 0x0a and 0x20 (exclusive) or equal to 0x7f. The tests are the
+// classic bit tricks for "some byte less than n" and "some byte between m and n", exact for
+// bytes below 0x80.
+func plainWord(w uint64) bool {
+	const lo, hi, low7 = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	if w&hi != 0 {
+		return false
+	}
+	below9 := (w - 0x09*lo) &^ w & hi
+	x := w & low7
+	ctl := (lo*(127+0x20) - x) &^ w & (x + lo*(127-0x0a)) & hi // 0x0a < byte < 0x20
+	d := w ^ 0x7f*lo
+	del := (d - lo) &^ d & hi
+	return below9|ctl|del == 0
 }

@@ -9,12 +9,16 @@ import (
 	"unicode/utf8"
 )
 
-const testToken = "tok123"
+const (
+	testToken = "tok123"
+	testPid   = 42
+	testID    = ";aid=" + testToken + ";pid=42" // what the shell's markers end with
+)
 
 // sanitizeChunks feeds chunks to a fresh sanitizer, flushes it, and returns the stream as
 // strings: text runs merged, prompts as "<P:status>", continuation prompts as "<C>".
 func sanitizeChunks(chunks ...string) string {
-	z := newSanitizer(testToken)
+	z := newSanitizer(newMarkers(testToken, testPid).match)
 	var b strings.Builder
 	emit := func(kind eventKind, text string, status int) {
 		switch kind {
@@ -24,6 +28,8 @@ func sanitizeChunks(chunks ...string) string {
 			fmt.Fprintf(&b, "<P:%d>", status)
 		case evCont:
 			b.WriteString("<C>")
+		case evShown:
+			b.WriteString("<A>")
 		case evSync:
 			fmt.Fprintf(&b, "<S:%d>", status)
 		}
@@ -37,7 +43,7 @@ func sanitizeChunks(chunks ...string) string {
 
 func TestSanitizer(t *testing.T) {
 	checkLeaks(t)
-	prompt := "\x1b]133;D;0;aid=" + testToken + "\x07dsh> "
+	prompt := "\x1b]133;D;0" + testID + "\x07dsh> "
 	cases := []struct {
 		name   string
 		chunks []string
@@ -47,17 +53,24 @@ func TestSanitizer(t *testing.T) {
 		{"CRLF and lone CR", []string{"a\r\nb\rc\n"}, "a\nb\nc\n"},
 		{"CRLF split across chunks", []string{"a\r", "\nb"}, "a\nb"},
 		{"CR at the end of the stream", []string{"a\r"}, "a\n"},
+		{"CRLF through a terminal that adds a CR", []string{"a\r\r\nb\r\r\n\r\r\nc"}, "a\nb\n\nc"},
+		{"CR run split across chunks", []string{"a\r", "\r", "\nb"}, "a\nb"},
+		{"CR run without LF", []string{"10%\r\r20%\r"}, "10%\n20%\n"},
+		{"CR then escape", []string{"a\r\x1b[Kb"}, "a\nb"},
 		{"CSI removed", []string{"\x1b[1;31mred\x1b[0m"}, "red"},
 		{"CSI split across chunks", []string{"x\x1b[3", "8;5;1", "mred"}, "xred"},
 		{"private CSI", []string{"\x1b[?2004hon\x1b[?2004l"}, "on"},
 		{"prompt marker", []string{"out\n" + prompt}, "out\n<P:0>dsh> "},
 		{"prompt marker split everywhere", strings.Split("out\n"+prompt, ""), "out\n<P:0>dsh> "},
-		{"prompt status", []string{"\x1b]133;D;127;aid=" + testToken + "\x07"}, "<P:127>"},
-		{"prompt marker with ST", []string{"\x1b]133;D;3;aid=" + testToken + "\x1b\\"}, "<P:3>"},
-		{"prompt marker with ST split", []string{"\x1b]133;D;3;aid=" + testToken + "\x1b", "\\x"}, "<P:3>x"},
+		{"prompt status", []string{"\x1b]133;D;127" + testID + "\x07"}, "<P:127>"},
+		{"prompt marker with ST", []string{"\x1b]133;D;3" + testID + "\x1b\\"}, "<P:3>"},
+		{"prompt marker with ST split", []string{"\x1b]133;D;3" + testID + "\x1b", "\\x"}, "<P:3>x"},
 		{"foreign prompt marker dropped", []string{"\x1b]133;D;0\x07a\x1b]133;D;0;aid=other\x07b"}, "ab"},
-		{"bad status dropped", []string{"\x1b]133;D;256;aid=" + testToken + "\x07\x1b]133;D;x;aid=" + testToken + "\x07"}, ""},
-		{"continuation marker", []string{"\x1b]133;dsh-ps2;aid=" + testToken + "\x07> "}, "<C>> "},
+		{"prompt marker without a status", []string{"\x1b]133;D" + testID + "\x07x"}, "x"}, // prefix and suffix overlap
+		{"bad status dropped", []string{"\x1b]133;D;256" + testID + "\x07\x1b]133;D;x" + testID + "\x07"}, ""},
+		{"continuation marker", []string{"\x1b]133;dsh-ps2" + testID + "\x07> "}, "<C>> "},
+		{"primary prompt shown", []string{"\x1b]133;A" + testID + "\x07dsh> "}, "<A>dsh> "},
+		{"another process's markers dropped", []string{"\x1b]133;D;0;aid=" + testToken + ";pid=43\x07a\x1b]133;A;aid=" + testToken + ";pid=4\x07b\x1b]133;dsh-ps2;aid=" + testToken + ";pid=420\x07c"}, "abc"},
 		{"barrier", []string{"a\x18\x1b]dsh-sync;" + testToken + ";12\x07b"}, "a<S:12>b"},
 		{"barrier ends an unfinished escape", []string{"\x1b]0;title", "\x18\x1b]dsh-sync;" + testToken + ";3\x07x"}, "<S:3>x"},
 		{"foreign barrier dropped", []string{"\x1b]dsh-sync;other;1\x07\x1b]dsh-sync;" + testToken + ";-1\x07"}, ""},
@@ -78,7 +91,7 @@ func TestSanitizer(t *testing.T) {
 		{"C1 controls dropped", []string{"a\u009bb\u0085c"}, "abc"},
 		{"over-long OSC discarded through its end", []string{"a\x1b]0;" + strings.Repeat("x", 10_000) + "\x07b"}, "ab"},
 		{"over-long OSC split ST", []string{"a\x1b]0;" + strings.Repeat("x", 500) + "\x1b", "\\b"}, "ab"},
-		{"over-long look-alike marker", []string{"\x1b]133;D;0;aid=" + testToken + strings.Repeat("x", 300) + "\x07"}, ""},
+		{"over-long look-alike marker", []string{"\x1b]133;D;0" + testID + strings.Repeat("x", 300) + "\x07"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,8 +106,8 @@ func TestSanitizer(t *testing.T) {
 // whatever the chunking.
 func FuzzSanitizer(f *testing.F) {
 	for _, s := range []string{
-		"plain\r\ntext", "\x1b[1;31mred\x1b[0m", "\x1b]133;D;0;aid=" + testToken + "\x07dsh> ",
-		"\x1b]133;dsh-ps2;aid=" + testToken + "\x1b\\", "\xe2\x82\xac\xff\xc3", "\x1bP\x1b\\\x1b", "a\r",
+		"plain\r\ntext", "\x1b[1;31mred\x1b[0m", "\x1b]133;D;0" + testID + "\x07dsh> ",
+		"\x1b]133;dsh-ps2" + testID + "\x1b\\", "\xe2\x82\xac\xff\xc3", "\x1bP\x1b\\\x1b", "a\r",
 		"\x1b]0;" + strings.Repeat("y", 300), "\x00\x01\x02\x7f\u009b",
 	} {
 		f.Add([]byte(s), uint16(3))
@@ -115,4 +128,43 @@ func FuzzSanitizer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlainWord checks the word-at-a-time test against the byte table for every byte value in
+// every position, next to plain and non-plain neighbours.
+func TestPlainWord(t *testing.T) {
+	checkLeaks(t)
+	for _, fill := range []byte{'a', '\n', 0x7e, 0x20} {
+		for pos := 0; pos < 8; pos++ {
+			for b := 0; b < 256; b++ {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[pos] = byte(b)
+				if got, want := plainWord(load64(w[:])), plain[b]; got != want {
+					t.Fatalf("word %q: plainWord %v, want %v", w[:], got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSanitize measures the sanitizer alone on 256 KiB batches (the reader's size): plain
+// lines, and text full of colour escapes.
+func BenchmarkSanitize(b *testing.B) {
+	for _, c := range []struct{ name, line string }{
+		{"plain", "the quick brown fox jumps over the lazy dog 0123456789\n"},
+		{"colour", "\x1b[1;31mred\x1b[0m text \x1b[32mgreen\x1b[0m and é\r\n"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			data := []byte(strings.Repeat(c.line, readBatch/len(c.line)))
+			z := newSanitizer(newMarkers(testToken, testPid).match)
+			emit := func(eventKind, string, int) {}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				z.feed(data, emit)
+			}
+		})
+	}
 }

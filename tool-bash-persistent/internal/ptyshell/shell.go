@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,9 +38,6 @@ const (
 // session are still found by it when the shell is closed.
 const TagVar = envpolicy.TagVar
 
-// DefaultArgs are the arguments bash is started with: no profile, no rc file, interactive.
-var DefaultArgs = []string{"--noprofile", "--norc", "-i"}
-
 // Errors returned by Run.
 var (
 	// ErrBusy is returned when Run is called while another Run of the same shell is active.
@@ -53,15 +51,15 @@ var (
 
 // Config describes a shell to start.
 type Config struct {
-	// Bash is the bash binary; empty means "bash" looked up in PATH.
+	// Bash is the bash binary; empty means "bash" looked up in PATH. It is started as
+	// `bash --noprofile --rcfile SETUP -i`, where SETUP is the shell's set-up (see setupScript).
 	Bash string
-	// Args are bash's arguments; nil means DefaultArgs.
-	Args []string
 	// Dir is the shell's initial working directory; empty means the current one.
 	Dir string
-	// Env is the environment (NAME=value entries) before Start adds the variables it needs:
-	// TERM=dumb, PS1, PS2, PROMPT_COMMAND, HISTFILE (empty), HISTSIZE=0, IGNOREEOF,
-	// DSH_SHELL=1 and DSH_PTY_SESSION_ID. Start does not scrub it; the caller does.
+	// Env is the environment (NAME=value entries) before Start sets TERM=dumb, DSH_SHELL=1
+	// and TagVar, and drops PS1, PS2, PROMPT_COMMAND, IGNOREEOF, HISTFILE and HISTSIZE (the
+	// set-up gives them values of its own, never exported). Start does not scrub it; the
+	// caller does.
 	Env []string
 	// Rows and Cols are the terminal size (40×160).
 	Rows, Cols uint16
@@ -79,9 +77,6 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("find bash: %w", err)
 		}
 		c.Bash = p
-	}
-	if c.Args == nil {
-		c.Args = DefaultArgs
 	}
 	if c.Rows == 0 {
 		c.Rows = DefaultRows
@@ -121,7 +116,46 @@ const (
 	// ShellExited: the shell process ended (exit, exec of a program that ended, a signal).
 	// Result.Exit says how; the shell is closed and its processes are gone.
 	ShellExited
+	// Lost: the shell can no longer be followed, for the reason in Result.Lost; it was closed
+	// at once and its processes are gone.
+	Lost
 )
+
+// LostReason says why a shell could no longer be followed.
+type LostReason uint8
+
+const (
+	// LostNone: the shell was not lost.
+	LostNone LostReason = iota
+	// LostRedirected: the shell waits at its prompt with its standard output no longer on the
+	// terminal (exec >FILE, exec 1>&-), so neither the end of a command nor the prompt can be
+	// seen.
+	LostRedirected
+	// LostPrompt: the shell waits at its prompt without having reported the end of the
+	// command or the prompt, its output still on the terminal: the commands that report them
+	// no longer run (a function named builtin, enable -n, a DEBUG trap under extdebug).
+	LostPrompt
+	// LostReading: the shell itself kept reading the terminal after end-of-file and SIGINT.
+	LostReading
+	// LostStopped: the shell process was stopped (suspend -f, SIGSTOP).
+	LostStopped
+)
+
+func (r LostReason) String() string {
+	switch r {
+	case LostNone:
+		return "not lost"
+	case LostRedirected:
+		return "output redirected"
+	case LostPrompt:
+		return "prompt not reported"
+	case LostReading:
+		return "shell kept reading"
+	case LostStopped:
+		return "shell stopped"
+	}
+	return fmt.Sprintf("LostReason(%d)", int(r))
+}
 
 func (o Outcome) String() string {
 	switch o {
@@ -133,6 +167,8 @@ func (o Outcome) String() string {
 		return "continuation prompt"
 	case ShellExited:
 		return "shell exited"
+	case Lost:
+		return "lost"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -155,6 +191,8 @@ type Result struct {
 	ExitCode int
 	// Exit is how the shell ended when Outcome is ShellExited.
 	Exit Exit
+	// Lost is why the shell was closed when Outcome is Lost.
+	Lost LostReason
 	// StdinEOFs counts the times a program blocked reading the terminal was sent end-of-file.
 	StdinEOFs int
 	// Interrupted is set when a program that kept waiting for input was sent SIGINT.
@@ -174,6 +212,7 @@ type Shell struct {
 	tty     uint64 // device number of the terminal
 	ttyPath string // path of the terminal's slave side
 	tag     string // TagVar=…, inherited by every process the shell starts
+	argv    string // the shell's arguments as /proc/PID/cmdline shows them until it execs
 	token   string // marks our prompt escapes
 
 	mu       sync.Mutex
@@ -182,6 +221,7 @@ type Shell struct {
 	prompts  int               // primary prompts seen since start
 	syncSent uint64            // last barrier sent
 	synced   uint64            // last barrier the reader passed
+	changed  bool              // something Run waits for happened since the reader last woke it
 	stop     *proctree.Stopper // finds and stops every process of this shell
 	notify   chan struct{}
 	exitInfo Exit
@@ -192,9 +232,8 @@ type Shell struct {
 	runMu  sync.Mutex
 	broken bool // guarded by runMu
 
-	stageOnce sync.Once // creates stageDir, the private directory of long commands
-	stageDir  string
-	stageErr  error
+	dir    string // private directory (0700): the set-up file, then long commands
+	staged int    // commands written to dir; guarded by runMu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -221,63 +260,87 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 		readerDone: make(chan struct{}),
 		closed:     make(chan struct{}),
 	}
-	s.san = newSanitizer(s.token)
+	if s.dir, err = os.MkdirTemp("", "dsh-pty-*"); err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	setup := filepath.Join(s.dir, "setup")
+	err = os.WriteFile(setup, []byte(setupScript(s.token)), 0o600)
+	if err == nil {
+		err = s.spawn(setup)
+	}
+	if err != nil {
+		os.RemoveAll(s.dir)
+		return nil, err
+	}
+	go s.read()
+	go s.wait()
+	if err := s.awaitPrompt(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	// bash read its set-up before its first prompt; the token need not stay on disk.
+	_ = os.Remove(setup)
+	return s, nil
+}
 
+// spawn starts bash on a new terminal, reading the set-up file setup before its first prompt.
+func (s *Shell) spawn(setup string) error {
 	ptmx, tty, err := openPTY()
 	if err != nil {
-		return nil, fmt.Errorf("open pseudo-terminal: %w", err)
+		return fmt.Errorf("open pseudo-terminal: %w", err)
 	}
 	defer tty.Close()
-	fail := func(what string, err error) (*Shell, error) {
+	fail := func(what string, err error) error {
 		ptmx.Close()
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	// Size and modes are set on the terminal side, which the child receives in blocking mode
 	// anyway; the master stays non-blocking so Close can interrupt a pending read.
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: cfg.Rows, Cols: cfg.Cols}); err != nil {
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: s.cfg.Rows, Cols: s.cfg.Cols}); err != nil {
 		return fail("set terminal size", err)
 	}
-	if err := setEchoOff(tty.Fd()); err != nil {
-		return fail("turn terminal echo off", err)
+	if err := setModes(tty.Fd()); err != nil {
+		return fail("set terminal modes", err)
 	}
 	if s.tty, err = ttyDev(tty); err != nil {
 		return fail("stat terminal", err)
 	}
 	s.ttyPath = tty.Name()
 
-	cmd := exec.Command(cfg.Bash, cfg.Args...)
-	cmd.Dir = cfg.Dir
-	cmd.Env = s.environ(cfg.Env)
+	cmd := exec.Command(s.cfg.Bash, "--noprofile", "--rcfile", setup, "-i")
+	cmd.Dir = s.cfg.Dir
+	cmd.Env = environ(s.cfg.Env, []string{"TERM=dumb", "DSH_SHELL=1", "BASH_SILENCE_DEPRECATION_WARNING=1", s.tag})
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
 		return fail("start bash", err)
 	}
-	tty.Close()
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
+	s.argv = strings.Join(cmd.Args, "\x00") + "\x00"
+	s.san = newSanitizer(newMarkers(s.token, s.pid).match)
 	// The shell leads its own session; job control gives jobs their own groups inside it. A
 	// process that leaves the session keeps the tag, and once seen it stays known.
 	s.stop = proctree.NewStopper(proctree.Tree{Leader: s.pid, Session: s.pid, Tag: s.tag},
-		proctree.StopOptions{Grace: cfg.KillGrace, Soft: []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT},
+		proctree.StopOptions{Grace: s.cfg.KillGrace, Soft: []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT},
 			LeaderExited: s.exited, Reap: true, Poll: 10 * time.Millisecond})
-	go s.read()
-	go s.wait()
+	return nil
+}
 
+// awaitPrompt waits for the shell's first prompt marker, the shell's exit or the end of ctx.
+func (s *Shell) awaitPrompt(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		ready := s.prompts > 0
 		s.mu.Unlock()
 		if ready {
-			return s, nil
+			return nil
 		}
 		select {
 		case <-s.notify:
 		case <-s.exited:
-			s.Close()
-			return nil, errors.New("PTY shell exited during startup")
+			return errors.New("PTY shell exited during startup")
 		case <-ctx.Done():
-			s.Close()
-			return nil, fmt.Errorf("PTY shell did not reach its prompt: %w", context.Cause(ctx))
+			return fmt.Errorf("PTY shell did not reach its prompt: %w", context.Cause(ctx))
 		}
 	}
 }
@@ -304,35 +367,17 @@ func openPTY() (master, tty *os.File, err error) {
 	return os.NewFile(uintptr(fd), m.Name()), t, nil
 }
 
-// environ returns base with the shell's control variables set (later entries win in os/exec,
-// but duplicates are removed anyway so the child's environment is unambiguous).
-func (s *Shell) environ(base []string) []string {
-	ps2 := `\[\e]133;dsh-ps2;aid=` + s.token + `\a\]> `
-	set := []string{
-		"TERM=dumb",
-		"PS1=" + Prompt,
-		"PS2=" + ps2,
-		`PROMPT_COMMAND=\builtin printf '\033]133;D;%s;aid=` + s.token + `\007' "$?"; PS1='` + Prompt + `'; PS2='` + ps2 + `'`,
-		"HISTFILE=",
-		"HISTSIZE=0",
-		"IGNOREEOF=10",
-		"DSH_SHELL=1",
-		"BASH_SILENCE_DEPRECATION_WARNING=1",
-		s.tag,
-	}
-	names := map[string]bool{}
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		names[name] = true
-	}
-	out := make([]string, 0, len(base)+len(set))
-	for _, kv := range base {
-		name, _, ok := strings.Cut(kv, "=")
-		if ok && !names[name] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, set...)
+// replaced reports whether the shell process has called execve since it started (exec bash,
+// exec python3): it then runs another program, which is no longer our shell.
+func (s *Shell) replaced() bool {
+	args, ok := cmdline(s.pid)
+	return ok && args != s.argv
+}
+
+// stopped reports whether the shell process is stopped (suspend -f, SIGSTOP).
+func (s *Shell) stopped() bool {
+	st, ok := proctree.ReadStat(s.pid)
+	return ok && st.State == 'T'
 }
 
 // Pid returns the process id of the shell.
@@ -363,36 +408,83 @@ func (s *Shell) wake() {
 // master being closed).
 func (s *Shell) read() {
 	defer close(s.readerDone)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := s.ptmx.Read(buf)
+	rc, err := s.ptmx.SyscallConn()
+	buf := make([]byte, readBatch)
+	for err == nil {
+		var n int
+		n, err = readBatchFrom(rc, buf)
 		if n > 0 {
 			s.mu.Lock()
 			s.san.feed(buf[:n], s.emit)
+			changed := s.changed
+			s.changed = false
 			s.mu.Unlock()
-			s.wake()
-		}
-		if err != nil {
-			s.mu.Lock()
-			s.san.flush(s.emit)
-			s.mu.Unlock()
-			s.wake()
-			return
+			if changed {
+				s.wake()
+			}
 		}
 	}
+	s.mu.Lock()
+	s.san.flush(s.emit)
+	s.mu.Unlock()
+	s.wake()
 }
 
-// emit is the sanitizer's callback; s.mu is held.
+// readBatch bounds what the reader takes from the terminal before handing it on.
+const readBatch = 256 << 10
+
+// readBatchFrom reads from the non-blocking master rc into buf until the terminal has nothing
+// more to give at once or buf is full, waiting only while it has nothing at all. A terminal hands
+// over at most its 4 KiB line-discipline buffer per read, which the kernel refills while we read:
+// batching those reads lets the sanitizer, the tracker and Run's wake-up work once per batch
+// instead of once per 4 KiB. It returns the bytes read and the error that ended the terminal.
+func readBatchFrom(rc syscall.RawConn, buf []byte) (int, error) {
+	n := 0
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		for n < len(buf) {
+			k, err := unix.Read(int(fd), buf[n:])
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return n > 0
+			case err != nil:
+				rerr = err
+				return true
+			case k == 0:
+				rerr = io.EOF
+				return true
+			}
+			n += k
+		}
+		return true
+	})
+	if rerr == nil {
+		rerr = err
+	}
+	return n, rerr
+}
+
+// emit is the sanitizer's callback; s.mu is held. It notes in s.changed whether the reader
+// should wake Run: on every event, and on text that moved the command's phase. Plain output
+// (most of what the terminal carries) wakes no one.
 func (s *Shell) emit(kind eventKind, text string, status int) {
 	switch kind {
 	case evPrompt:
 		s.prompts++
 	case evSync:
 		s.synced = max(s.synced, uint64(status))
+		s.changed = true
 		return
 	}
+	if kind != evText {
+		s.changed = true
+	}
 	if s.track != nil {
+		before := s.track.phase
 		s.track.event(kind, text, status)
+		s.changed = s.changed || s.track.phase != before
 	}
 }
 
@@ -418,37 +510,18 @@ func (s *Shell) wait() {
 	s.wake()
 }
 
-// Probe timing: the first look for a program blocked on the terminal comes after probeFirst
-// and the interval doubles up to probeMax. A look only finds candidates; whether one is
-// waiting is decided by a barrier (see sendBarrier), never by elapsed time.
-const (
-	probeFirst = 8 * time.Millisecond
-	probeMax   = 100 * time.Millisecond
-)
-
-// Stdin-wait answers: each process blocked reading the terminal is sent end-of-file up to
-// eofPerProcess times (eofPerRun in all), then SIGINT once, then SIGKILL.
-const (
-	eofPerProcess = 3
-	eofPerRun     = 16
-)
-
-// maxContRetries bounds the SIGINTs sent to a shell that stays at its continuation prompt.
-const maxContRetries = 5
-
-// answered counts the answers given to one process blocked reading the terminal.
-type answered struct{ eofs, ints int }
-
 // Run types command into the shell as one wrapped line and waits for it to finish. cd, exported
 // variables, functions, aliases and jobs persist between runs because the command is evaluated
 // by the shell itself.
 //
 // Run returns when the command's end marker and the next prompt have been seen (Completed), the
 // shell is back at its prompt without it (AtPrompt), the shell stopped at its continuation
-// prompt and was interrupted (Continuation), or the shell exited (ShellExited: the shell is then
-// closed, its processes gone and its output drained). A program that blocks reading the
-// terminal is answered with end-of-file, as if its input were empty; one that keeps waiting is
-// interrupted, then killed.
+// prompt and was interrupted (Continuation), the shell exited (ShellExited), or the shell can no
+// longer be followed (Lost: it waits at a prompt it did not report, keeps reading the terminal
+// itself, or was stopped). After ShellExited and Lost the shell is closed, its processes gone and
+// its output drained. A program that blocks reading the terminal is answered with end-of-file,
+// as if its input were empty; one that keeps waiting is interrupted, then killed; a shell that
+// replaced itself with exec is such a program.
 //
 // When ctx ends first, Run returns the partial Result and context.Cause(ctx); the shell is then
 // broken (later Runs fail with ErrBroken) and should be closed. Run returns ErrBusy when
@@ -496,13 +569,7 @@ const maxTypedLine = 512
 
 // stage writes command to a new file in the shell's private directory and returns its path.
 func (s *Shell) stage(nonce, command string) (string, error) {
-	s.stageOnce.Do(func() {
-		s.stageDir, s.stageErr = os.MkdirTemp("", "dsh-pty-*")
-	})
-	if s.stageErr != nil {
-		return "", s.stageErr
-	}
-	path := filepath.Join(s.stageDir, "cmd-"+nonce)
+	path := filepath.Join(s.dir, "cmd-"+nonce)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
@@ -516,206 +583,8 @@ func (s *Shell) stage(nonce, command string) (string, error) {
 		os.Remove(path)
 		return "", err
 	}
+	s.staged++
 	return path, nil
-}
-
-// runLine types line (which prints the markers of nonce) and follows it; s.runMu is held.
-func (s *Shell) runLine(ctx context.Context, nonce, line string) (Result, error) {
-	tr := newTracker(nonce, s.cfg.MaxOutputChars)
-	s.mu.Lock()
-	s.track = tr
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.track = nil
-		s.mu.Unlock()
-	}()
-
-	if err := s.write(ctx, line+"\r"); err != nil {
-		s.broken = true
-		if cause := context.Cause(ctx); cause != nil {
-			return Result{Output: s.outputOf(tr)}, cause
-		}
-		if s.Exited() {
-			s.Close()
-			return s.exitResult(tr), nil
-		}
-		return Result{}, fmt.Errorf("send command to the shell: %w", err)
-	}
-
-	var (
-		res         Result
-		contSent    bool
-		contRetries int
-		answers     = map[[2]uint64]answered{} // (pid, start) → answers given
-		acted       *waiter                    // blocked thread last sent end-of-file
-		pending     *waiter                    // blocked thread seen, waiting for its barrier
-		barrier     uint64                     // the barrier pending waits for
-		pendPh      phase                      // the phase pending was seen in
-		interval    = probeFirst
-		timer       = time.NewTimer(probeFirst)
-	)
-	defer timer.Stop()
-	finish := func(o Outcome) (Result, error) {
-		s.mu.Lock()
-		res.Outcome = o
-		res.ExitCode = tr.status
-		res.Output = tr.output()
-		s.mu.Unlock()
-		return res, nil
-	}
-	for {
-		s.mu.Lock()
-		ph, cont, synced := tr.phase, tr.cont, s.synced
-		s.mu.Unlock()
-		switch ph {
-		case phaseReady:
-			return finish(Completed)
-		case phasePrompt:
-			if contSent {
-				return finish(Continuation)
-			}
-			return finish(AtPrompt)
-		}
-		if s.Exited() {
-			s.Close() // stops what is left and drains the terminal
-			r := s.exitResult(tr)
-			r.StdinEOFs, r.Interrupted, r.Killed = res.StdinEOFs, res.Interrupted, res.Killed
-			return r, nil
-		}
-		if cont && !contSent {
-			contSent = true
-			_ = s.Interrupt()
-		}
-		if pending != nil && synced >= barrier {
-			// Everything the terminal received before the barrier has been read: if the phase
-			// has not moved and the same thread still sits in the same read, the command
-			// really is waiting for input.
-			p := *pending
-			pending = nil
-			if w, fg, ok := s.blockedReader(); ok && w == p && ph == pendPh {
-				if ph == phaseWaitStart {
-					// Still no prompt after the interrupt of a continuation prompt, and the
-					// shell sits reading the terminal since: the SIGINT was lost. Send another.
-					if contRetries++; contRetries > maxContRetries {
-						s.broken = true
-						s.mu.Lock()
-						res.Output = tr.output()
-						s.mu.Unlock()
-						return res, errors.New("the shell did not leave its continuation prompt after SIGINT")
-					}
-					_ = s.Interrupt()
-					continue
-				}
-				if ph == phaseEnded {
-					// The end marker came but no prompt marker (PROMPT_COMMAND was changed):
-					// the shell itself reading the terminal is its prompt.
-					if w.pid == s.pid {
-						return finish(Completed)
-					}
-					continue
-				}
-				key := [2]uint64{uint64(w.pid), w.start}
-				a := answers[key]
-				switch {
-				case a.eofs < eofPerProcess && res.StdinEOFs < eofPerRun:
-					a.eofs++
-					res.StdinEOFs++
-					acted = &p
-					_ = s.write(ctx, string([]byte{s.eof()}))
-				case a.ints == 0:
-					a.ints++
-					res.Interrupted = true
-					_ = unix.Kill(-fg, unix.SIGINT)
-				case fg != s.pid:
-					res.Killed = true
-					_ = unix.Kill(-fg, unix.SIGKILL)
-				default:
-					// The shell keeps reading the terminal without printing its prompt marker
-					// after end-of-file and SIGINT: it is at a prompt we do not recognise.
-					return finish(AtPrompt)
-				}
-				answers[key] = a
-				continue
-			}
-		}
-
-		select {
-		case <-s.notify:
-			continue
-		case <-s.exited:
-			continue
-		case <-ctx.Done():
-			s.broken = true
-			s.mu.Lock()
-			res.Output = tr.output()
-			s.mu.Unlock()
-			return res, context.Cause(ctx)
-		case <-timer.C:
-		}
-
-		// A look at who is blocked reading the terminal. A blocked thread is only a candidate:
-		// output it wrote before blocking (the end marker, say) may still be on its way to the
-		// reader, so a barrier is sent through the terminal and the candidate is judged once
-		// the reader has passed it.
-		interval = min(interval*2, probeMax)
-		timer.Reset(interval)
-		s.mu.Lock()
-		ph = tr.phase
-		s.mu.Unlock()
-		if ph != phaseBody && ph != phaseEnded && !(ph == phaseWaitStart && contSent) {
-			continue
-		}
-		w, _, ok := s.blockedReader()
-		if !ok || (ph == phaseBody && acted != nil && *acted == w) {
-			continue // nobody waits, or our end-of-file has not been consumed yet
-		}
-		if n, ok := s.sendBarrier(); ok {
-			pending, barrier, pendPh = &w, n, ph
-		}
-	}
-}
-
-// sendBarrier writes a sync escape with a new sequence number to the terminal's slave side,
-// where it queues behind everything the shell's processes wrote before. When the reader
-// reports it (s.synced), all of that output has been processed. It returns false when the
-// terminal cannot be written (the barrier is then simply not sent).
-func (s *Shell) sendBarrier() (uint64, bool) {
-	s.mu.Lock()
-	s.syncSent++
-	n := s.syncSent
-	s.mu.Unlock()
-	fd, err := unix.Open(s.ttyPath, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, false
-	}
-	defer unix.Close(fd)
-	// CAN first: it ends any escape sequence a program left unfinished, so ours is parsed.
-	msg := "\x18\x1b]dsh-sync;" + s.token + ";" + strconv.FormatUint(n, 10) + "\x07"
-	if _, err := unix.Write(fd, []byte(msg)); err != nil {
-		return 0, false
-	}
-	return n, true
-}
-
-// blockedReader returns the first thread of the foreground group blocked reading the terminal.
-func (s *Shell) blockedReader() (waiter, int, bool) {
-	fg := -1
-	if sc, err := s.ptmx.SyscallConn(); err == nil {
-		_ = sc.Control(func(fd uintptr) {
-			if g, err := foregroundGroup(fd); err == nil {
-				fg = g
-			}
-		})
-	}
-	if fg <= 0 {
-		return waiter{}, 0, false
-	}
-	ws := ttyWaiters(s.pid, fg, s.tty)
-	if len(ws) == 0 {
-		return waiter{}, fg, false
-	}
-	return ws[0], fg, true
 }
 
 func (s *Shell) eof() byte {
@@ -824,6 +693,10 @@ func (s *Shell) Close() error {
 	return s.closeErr
 }
 
+// Kill cuts KillGrace short: the shell and every process it started get SIGKILL now. It does not
+// wait; Close (running or to come) still waits for them to be gone and releases the terminal.
+func (s *Shell) Kill() { s.stop.ForceKill() }
+
 func (s *Shell) teardown() error {
 	s.stop.Terminate()
 	// After SIGKILL a process may take a moment to die (uninterruptible sleep); bound the wait.
@@ -860,10 +733,9 @@ func (s *Shell) teardown() error {
 		errs = append(errs, fmt.Errorf("close terminal: %w", err))
 	}
 	<-s.readerDone
-	s.stageOnce.Do(func() {}) // no stage directory is created after this
-	if s.stageDir != "" {
-		if err := os.RemoveAll(s.stageDir); err != nil {
-			errs = append(errs, fmt.Errorf("remove %s: %w", s.stageDir, err))
+	if s.dir != "" {
+		if err := os.RemoveAll(s.dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", s.dir, err))
 		}
 	}
 	return errors.Join(errs...)

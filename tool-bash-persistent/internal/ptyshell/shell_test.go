@@ -108,12 +108,13 @@ func TestLongOutputClippedHeadAndTail(t *testing.T) {
 
 func TestExecBashAndExit(t *testing.T) {
 	s := startShell(t, Config{})
-	run(t, s, "export MARK=kept")
-	r := run(t, s, "exec bash --norc --noprofile")
-	if r.Outcome != AtPrompt || r.Output.text() != "" {
-		t.Fatalf("exec bash: got %v %q, want at prompt with no output", r.Outcome, r.Output.text())
+	// A shell that replaced itself with another bash is a program waiting for input: it gets
+	// none of our settings (nothing is exported), and ends at end-of-file.
+	r := run(t, s, "exec env PS1='inner> ' bash --norc --noprofile")
+	if r.Outcome != ShellExited || r.Exit != (Exit{Known: true, Code: 0}) || r.StdinEOFs != 1 || r.Output.text() != "inner> exit" {
+		t.Fatalf("exec bash: got %+v", r)
 	}
-	mustComplete(t, run(t, s, "echo $MARK; echo \"$PS1\""), 0, "kept\n"+Prompt)
+	s = startShell(t, Config{})
 	r = run(t, s, "echo bye; exit 3")
 	if r.Outcome != ShellExited || r.Exit != (Exit{Known: true, Code: 3}) || !strings.HasPrefix(r.Output.text(), "bye") {
 		t.Fatalf("exit: got %+v", r)
@@ -124,6 +125,42 @@ func TestExecBashAndExit(t *testing.T) {
 	r, err := s.Run(context.Background(), "echo again")
 	if err != nil || r.Outcome != ShellExited {
 		t.Fatalf("Run after exit: %+v, %v", r, err)
+	}
+}
+
+// TestNestedShellsCannotTakeOver checks that a shell started inside ours (bash, su, nix-shell,
+// pipenv shell) is a program waiting for input: none of our settings reach it, not even when a
+// command exports them, so its prompt is never taken for ours, and ours keeps its state.
+func TestNestedShellsCannotTakeOver(t *testing.T) {
+	s := startShell(t, Config{})
+	run(t, s, "KEEP=outer")
+	for _, nested := range []string{
+		"bash",
+		"bash --norc --noprofile -i",
+		"export PS1 PS2 PROMPT_COMMAND; bash --norc --noprofile",
+		"set -a; PS1=$PS1; bash --norc --noprofile; set +a",
+	} {
+		r := run(t, s, nested+"; echo back=$?")
+		if r.Outcome != Completed || r.StdinEOFs != 1 || !strings.HasSuffix(r.Output.text(), "exit\nback=0") {
+			t.Fatalf("%q: got %+v", nested, r)
+		}
+		mustComplete(t, run(t, s, "echo $KEEP $$"), 0, "outer "+strconv.Itoa(s.Pid()))
+	}
+}
+
+// TestTokenStaysInTheShell checks that the shell's token, which marks its prompts, is in no
+// environment a command's programs get, not even under set -a.
+func TestTokenStaysInTheShell(t *testing.T) {
+	s := startShell(t, Config{})
+	for _, command := range []string{"env", "bash -c 'echo \"[$PS1|$PS2|$PROMPT_COMMAND|$IGNOREEOF]\"'", "set -a", "env; set +a", "cat /proc/self/environ | tr '\\0' '\\n'"} {
+		r := run(t, s, command)
+		if r.Outcome != Completed || strings.Contains(r.Output.text(), s.token) {
+			t.Fatalf("%q: got %v, output holds the token: %q", command, r.Outcome, r.Output.text())
+		}
+	}
+	mustComplete(t, run(t, s, "bash -c 'echo \"[$PS1|$PS2|$PROMPT_COMMAND|$IGNOREEOF]\"'"), 0, "[|||]")
+	if _, err := os.Stat(filepath.Join(s.dir, "setup")); !os.IsNotExist(err) {
+		t.Fatalf("set-up file left after start: %v", err)
 	}
 }
 
@@ -199,6 +236,7 @@ func TestStdinWaitIsAnsweredWithEOF(t *testing.T) {
 		{name: "two readers", command: "read a; read b; echo done", want: "done", eofs: 2},
 		{name: "pipeline reading the terminal", command: "cat | wc -l", want: "0", eofs: 1},
 		{name: "reader of /dev/tty", command: "head -c 5 /dev/tty; echo tty-done", want: "tty-done", eofs: 1},
+		{name: "the shell's line editor (read -e)", command: "read -e -p 'path: ' x; echo status=$?", want: "path: status=1", eofs: 1},
 		{name: "reader that ignores end-of-file", command: "while :; do read -r x; done", want: "", eofs: 3, interrupted: true},
 		{name: "reader that ignores SIGINT", command: "trap '' INT; sh -c 'trap \"\" INT; while :; do read x; done'; echo survived", want: "Killed\nsurvived", eofs: 3, interrupted: true, killed: true},
 	}
@@ -286,12 +324,16 @@ func TestMarkerSpoofing(t *testing.T) {
 func TestPromptCommandAndPS1Changes(t *testing.T) {
 	s := startShell(t, Config{})
 	mustComplete(t, run(t, s, "PS1='custom> '"), 0, "")
-	mustComplete(t, run(t, s, "echo \"healed=[$PS1]\""), 0, "healed=["+Prompt+"]")
+	mustComplete(t, run(t, s, "echo \"healed=[${PS1: -5}]\""), 0, "healed=["+Prompt+"]")
 	// Without PROMPT_COMMAND there is no prompt marker; the shell reading the terminal after
 	// the end marker is recognised as its prompt.
 	mustComplete(t, run(t, s, "unset PROMPT_COMMAND"), 0, "")
 	mustComplete(t, run(t, s, "echo still works"), 0, "still works")
 	mustComplete(t, run(t, s, "false"), 1, "")
+	// Nor is the displayed PS1 needed: the shell waiting in its line editor is its prompt.
+	mustComplete(t, run(t, s, "PS1='custom> '"), 0, "")
+	mustComplete(t, run(t, s, "echo works without PS1"), 0, "works without PS1")
+	mustComplete(t, run(t, s, "(exit 3)"), 3, "")
 }
 
 func TestBadOutputIsSanitizedAndBounded(t *testing.T) {
@@ -301,6 +343,7 @@ func TestBadOutputIsSanitizedAndBounded(t *testing.T) {
 		check         func(Output) error
 	}{
 		{"NUL bytes", `printf 'a\0b\0c'`, want("abc")},
+		{"CRLF text", `printf 'one\r\ntwo\r\n\r\nfour\r\n'`, want("one\ntwo\n\nfour")},
 		{"invalid UTF-8", `printf 'x\xff\xfey\xe2\x82'; echo`, want("x\uFFFD\uFFFDy\uFFFD\uFFFD")},
 		{"ANSI colours and cursor motion", `printf '\033[1;31mred\033[0m \033[2J\033[Hmoved\033]0;title\007 done'`, want("red moved done")},
 		{"binary", `head -c 200000 /dev/urandom`, clean},
@@ -487,12 +530,19 @@ func TestStartFailures(t *testing.T) {
 	if _, err := Start(ctx, Config{Bash: "/nonexistent/bash"}); err == nil || !strings.Contains(err.Error(), "start bash") {
 		t.Fatalf("missing binary: %v", err)
 	}
-	if _, err := Start(ctx, Config{Bash: "/bin/sh", Args: []string{"-c", "exit 4"}}); err == nil || !strings.Contains(err.Error(), "exited during startup") {
+	script := func(body string) string {
+		path := filepath.Join(t.TempDir(), "fake-bash")
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if _, err := Start(ctx, Config{Bash: script("exit 4")}); err == nil || !strings.Contains(err.Error(), "exited during startup") {
 		t.Fatalf("shell that exits: %v", err)
 	}
 	short, cancel2 := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel2()
-	if _, err := Start(short, Config{Bash: "/bin/sh", Args: []string{"-c", "sleep 30"}}); err == nil || !strings.Contains(err.Error(), "did not reach its prompt") {
+	if _, err := Start(short, Config{Bash: script("exec sleep 30")}); err == nil || !strings.Contains(err.Error(), "did not reach its prompt") {
 		t.Fatalf("shell without prompt: %v", err)
 	}
 	if _, err := Start(ctx, Config{MaxOutputChars: -1}); err == nil {
@@ -508,16 +558,71 @@ func TestLongCommandsGoThroughAFile(t *testing.T) {
 	body := strings.Repeat("line with 'quotes', \"doubles\", $dollars, tabs\tand é\n", 4000)
 	r := run(t, s, "X=set-before\ncat <<'EOF' | md5sum\n"+body+"EOF\n")
 	mustComplete(t, r, 0, fmt.Sprintf("%x  -", md5.Sum([]byte(body))))
-	if s.stageDir == "" {
-		t.Fatal("a long command was typed, not staged")
+	if s.staged != 1 {
+		t.Fatalf("%d commands staged, want the long one", s.staged)
 	}
 	// State set by a staged command persists; the staging file is gone after the run.
-	mustComplete(t, run(t, s, "echo $X; ls -A "+s.stageDir+" | wc -l"), 0, "set-before\n0")
+	mustComplete(t, run(t, s, "echo $X; ls -A "+s.dir+" | wc -l"), 0, "set-before\n0")
 	r = run(t, s, strings.Repeat("# padding\n", 100)+"echo long; exit 5")
 	if r.Outcome != ShellExited || r.Exit.Code != 5 || !strings.HasPrefix(r.Output.text(), "long") {
 		t.Fatalf("exit in a long command: %+v", r)
 	}
-	if _, err := os.Stat(s.stageDir); !os.IsNotExist(err) {
+	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
 		t.Fatalf("stage directory left after the shell closed: %v", err)
+	}
+}
+
+// TestLostShellIsClosedAtOnce checks that a shell which can no longer be followed is reported
+// lost, and closed, as soon as it waits: not answered as a command waiting for input, with the
+// next command waiting for its whole deadline.
+func TestLostShellIsClosedAtOnce(t *testing.T) {
+	cases := []struct {
+		name, command string
+		reason        LostReason
+		output        string // "write error" stands for bash's complaint about a closed stdout
+		eofs          int
+	}{
+		{"output to /dev/null", "echo before; exec >/dev/null 2>&1", LostRedirected, "before", 0},
+		{"output to a log", "exec >log 2>&1; echo logged", LostRedirected, "", 0},
+		{"stdout closed", "exec 1>&-", LostRedirected, "write error", 0},
+		{"function named builtin", "echo before; builtin() { :; }", LostPrompt, "before", 0},
+		{"DEBUG trap under extdebug", "shopt -s extdebug; trap false DEBUG", LostPrompt, "", 0},
+		{"the shell keeps reading", "trap '' INT; while :; do read x; done", LostReading, "", 3},
+		{"suspend", "echo before; suspend -f", LostStopped, "before", 0},
+		{"SIGSTOP", "kill -STOP $$", LostStopped, "", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startShell(t, Config{})
+			r := run(t, s, c.command)
+			out := r.Output.text()
+			if c.output == "write error" {
+				if !strings.Contains(out, "write error") {
+					t.Errorf("output %q, want bash's write errors", out)
+				}
+			} else if out != c.output {
+				t.Errorf("output %q, want %q", out, c.output)
+			}
+			if r.Outcome != Lost || r.Lost != c.reason || r.StdinEOFs != c.eofs || strings.Contains(out, Prompt) {
+				t.Fatalf("got %v (%v), %d end-of-files, output %q; want lost (%v), %d, no prompt", r.Outcome, r.Lost, r.StdinEOFs, out, c.reason, c.eofs)
+			}
+			if !s.Exited() {
+				t.Fatal("a lost shell is still running")
+			}
+			if r, err := s.Run(context.Background(), "echo next"); err != nil || r.Outcome != ShellExited {
+				t.Fatalf("Run after a lost shell: %+v, %v", r, err)
+			}
+		})
+	}
+}
+
+// TestShellThatReplacedItselfIsAProgram checks that a shell which exec'd another program is
+// answered like any program waiting for input, even one that waits the way a line editor does,
+// and is not taken for our shell at its prompt.
+func TestShellThatReplacedItselfIsAProgram(t *testing.T) {
+	s := startShell(t, Config{})
+	r := run(t, s, "exec bash --noprofile --norc -c 'read -e x; echo status=$?'")
+	if r.Outcome != ShellExited || r.StdinEOFs != 1 || r.Output.text() != "status=1" {
+		t.Fatalf("got %+v", r)
 	}
 }
