@@ -28,18 +28,14 @@ import (
 type Registry struct {
 	mu          sync.RWMutex
 	tools       []*Tool // registration order
-	middlewares []*middlewareEntry
-	before      []*beforeEntry
-	after       []*afterEntry
+	middlewares []*entry[Middleware]
+	before      []*entry[Before]
+	after       []*entry[After]
 	approver    Approver
 
 	grantsMu sync.Mutex
 	grants   map[string]map[string]bool // owner → grants approved for the session
 }
-
-type middlewareEntry struct{ m Middleware }
-type beforeEntry struct{ s Before }
-type afterEntry struct{ s After }
 
 // Next runs the rest of the execute chain for call with the context ctx and returns its
 // result: the next middleware, or the tool itself after the last one. It is an alias, so a
@@ -142,44 +138,41 @@ func (r *Registry) Declarations() []Declaration {
 
 // Use adds middleware m to the execute chain, inside the middlewares added before it (the
 // first one added is the outermost), and returns a function that removes it again.
-func (r *Registry) Use(m Middleware) (remove func()) {
-	e := &middlewareEntry{m: m}
-	r.mu.Lock()
-	r.middlewares = append(r.middlewares, e)
-	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.middlewares = slices.DeleteFunc(r.middlewares, func(x *middlewareEntry) bool { return x == e })
-	}
-}
+func (r *Registry) Use(m Middleware) (remove func()) { return add(r, &r.middlewares, m) }
 
 // UseBefore adds the permission stage s after the Before stages added before it and returns a
 // function that removes it again. See [Before] for where it runs.
-func (r *Registry) UseBefore(s Before) (remove func()) {
-	e := &beforeEntry{s: s}
-	r.mu.Lock()
-	r.before = append(r.before, e)
-	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.before = slices.DeleteFunc(r.before, func(x *beforeEntry) bool { return x == e })
-	}
-}
+func (r *Registry) UseBefore(s Before) (remove func()) { return add(r, &r.before, s) }
 
 // UseAfter adds the result stage s after the After stages added before it and returns a
 // function that removes it again. See [After] for where it runs.
-func (r *Registry) UseAfter(s After) (remove func()) {
-	e := &afterEntry{s: s}
+func (r *Registry) UseAfter(s After) (remove func()) { return add(r, &r.after, s) }
+
+// entry holds one middleware or stage; its address identifies it for removal, since functions
+// cannot be compared.
+type entry[F any] struct{ f F }
+
+// add appends f to *list under r's lock and returns the function that removes it again (calling
+// it more than once is harmless).
+func add[F any](r *Registry, list *[]*entry[F], f F) (remove func()) {
+	e := &entry[F]{f: f}
 	r.mu.Lock()
-	r.after = append(r.after, e)
+	*list = append(*list, e)
 	r.mu.Unlock()
 	return func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.after = slices.DeleteFunc(r.after, func(x *afterEntry) bool { return x == e })
+		*list = slices.DeleteFunc(*list, func(x *entry[F]) bool { return x == e })
 	}
+}
+
+// funcs returns the functions held by list, in order.
+func funcs[F any](list []*entry[F]) []F {
+	out := make([]F, len(list))
+	for i, e := range list {
+		out[i] = e.f
+	}
+	return out
 }
 
 // SetApprover makes a the one that answers the asks of the Before stages; nil (the default)
@@ -210,17 +203,7 @@ type chains struct {
 func (r *Registry) chains() chains {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	c := chains{middlewares: make([]Middleware, len(r.middlewares)), approver: r.approver}
-	for i, e := range r.middlewares {
-		c.middlewares[i] = e.m
-	}
-	for _, e := range r.before {
-		c.before = append(c.before, e.s)
-	}
-	for _, e := range r.after {
-		c.after = append(c.after, e.s)
-	}
-	return c
+	return chains{middlewares: funcs(r.middlewares), before: funcs(r.before), after: funcs(r.after), approver: r.approver}
 }
 
 // Execute runs call through the middleware chain, the [Before] stages and the tool named
