@@ -3,15 +3,17 @@
 //
 // Usage:
 //
-//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
-//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
-//	dsh tools [-persistent]
+//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false]
+//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] TOOL JSON
+//	dsh tools [-persistent] [-policy FILE]
 //	dsh version
 //
 // `dsh mcp` is an MCP server over stdio (newline-delimited JSON-RPC on stdin and stdout, built
 // on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
-// or with -persistent one bash tool whose shell keeps its state between calls. Each MCP session
-// is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
+// or with -persistent one bash tool whose shell keeps its state between calls. With -policy
+// FILE a permission policy (github.com/dsh-go/dsh/bash-policy) decides every bash command before
+// it runs, and an ask goes to the client's user as an elicitation when the client can ask. Each
+// MCP session is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
 // SIGTERM, or at the end of stdin once it has answered every request it read, it kills every
 // process it started and exits 0.
 //
@@ -27,6 +29,10 @@
 // `dsh version` prints the version of dsh (a line `dsh VERSION GO OS/ARCH`) and one line per
 // module of this project it was built from (`PATH VERSION`, with ` => DIR` when the workspace
 // took it from a directory).
+//
+// -policy FILE reads the permission policy (a usage error when it is malformed, naming the
+// rule). -redact=false stops replacing the values of the harness's scrubbed secrets with
+// [redacted: NAME] in results (on by default).
 //
 // -workdir is where commands start and what a relative workdir argument is resolved against
 // (default: the current directory). -timeout is the default time a foreground command may run
@@ -49,6 +55,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	bashpolicy "github.com/dsh-go/dsh/bash-policy"
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 )
 
@@ -57,9 +64,9 @@ func main() {
 }
 
 const usage = `usage:
-  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D]
-  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] TOOL JSON
-  dsh tools [-persistent]
+  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false]
+  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] TOOL JSON
+  dsh tools [-persistent] [-policy FILE]
   dsh version
 
 mcp    serve the shell tools as an MCP server over stdio
@@ -108,6 +115,9 @@ type flags struct {
 	workdir    string
 	timeout    time.Duration
 	maxTimeout time.Duration
+	policyFile string
+	policy     *bashpolicy.Policy
+	redact     bool
 }
 
 // newFlags returns the flag set of command name; withRun adds the flags of commands that run
@@ -116,6 +126,7 @@ func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
 	f := &flags{fs: flag.NewFlagSet("dsh "+name, flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
 	f.fs.BoolVar(&f.persistent, "persistent", false, "serve the persistent bash (one shell per session) instead of bash, bash_output and bash_kill")
+	f.fs.StringVar(&f.policyFile, "policy", "", "decide every bash command with the permission policy in `FILE` (JSON)")
 	if withPresent {
 		f.fs.BoolVar(&f.present, "present", false, "print one JSON object with the text and the call's presentation")
 	}
@@ -123,6 +134,7 @@ func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
 		f.fs.StringVar(&f.workdir, "workdir", "", "directory commands start in (default: the current directory)")
 		f.fs.DurationVar(&f.timeout, "timeout", 0, "default foreground timeout (default 2m; 5m with -persistent)")
 		f.fs.DurationVar(&f.maxTimeout, "max-timeout", 0, "cap on a call's timeoutMs (default 10m; not with -persistent)")
+		f.fs.BoolVar(&f.redact, "redact", true, "replace the values of the harness's scrubbed secrets with [redacted: NAME] in results")
 	}
 	return f
 }
@@ -152,6 +164,13 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		// never silently capped.
 		return fail("-timeout %v is above -max-timeout %v", f.timeout, cmp.Or(f.maxTimeout, bash.DefaultMaxTimeout))
 	}
+	if f.policyFile != "" {
+		p, err := bashpolicy.Load(f.policyFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		f.policy = p
+	}
 	if f.workdir != "" {
 		dir, err := resolveWorkdir(f.workdir)
 		if err != nil {
@@ -170,6 +189,8 @@ func (f *flags) config(stderr io.Writer) config {
 		Timeout:    f.timeout,
 		MaxTimeout: f.maxTimeout,
 		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Policy:     f.policy,
+		NoRedact:   !f.redact && f.fs.Lookup("redact") != nil,
 	}
 }
 
