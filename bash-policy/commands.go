@@ -212,8 +212,12 @@ func quotedDelimiter(w *syntax.Word) bool {
 	return false
 }
 
-// eval judges the code eval runs: its arguments joined with spaces.
+// eval judges the code eval runs: its arguments joined with spaces, after the "--" that ends its
+// (empty) options.
 func (j *judge) eval(f frame, args []word, subject string) {
+	if len(args) > 0 && args[0].lit && args[0].text == "--" {
+		args = args[1:]
+	}
 	texts := make([]string, 0, len(args))
 	for _, a := range args {
 		if !a.lit {

@@ -70,6 +70,7 @@ func TestQuotingMatchesBash(t *testing.T) {
 		{`$'\x72m' x`, true}, {`$'\162\155' x`, true}, {`{rm,-rf,x}`, true}, {`{r,}m x`, true},
 		{`echo "rm -rf /"`, false}, {`printf '%s' rm`, false}, {`: rm x`, false}, {`echo rm # ; rm x`, false},
 		{"cat <<'EOF'\nrm x\nEOF", false}, {`x=rm`, false},
+		{`eval -- 'rm x'`, true}, {`$'\u0072m' x`, true},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()

@@ -22,7 +22,7 @@ func (j *judge) wrapper(f frame, s *syntax.Stmt, name string, args []word, subje
 	}
 	i, seen, ok := wrapperOpts[name].parse(args)
 	if !ok {
-		j.unknown(f, subject, "gives %s an option the policy cannot read or does not know, so it cannot tell which command %s runs", name, name)
+		j.unknown(f, subject, "gives %s an argument the policy cannot read or an option it does not know, so it cannot tell which command %s runs", name, name)
 		return
 	}
 	if has(seen, "--help", "--version") {
@@ -83,7 +83,7 @@ func (j *judge) envAssigns(f frame, args []word, i int) int {
 func (j *judge) xargs(f frame, s *syntax.Stmt, args []word, subject string) {
 	i, seen, ok := xargsOpts.parse(args)
 	if !ok {
-		j.unknown(f, subject, "gives xargs an option the policy cannot read or does not know, so it cannot tell which command xargs runs")
+		j.unknown(f, subject, "gives xargs an argument the policy cannot read or an option it does not know, so it cannot tell which command xargs runs")
 		return
 	}
 	if has(seen, "--help", "--version", "--show-limits") && i >= len(args) {
