@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/tools"
 )
 
 // dshProc starts `dsh ARGS…` as a real process (the test binary installed as dsh on PATH by
@@ -144,6 +148,16 @@ func TestPolicyAsks(t *testing.T) {
 			}
 		})
 	}
+	t.Run("persistent", func(t *testing.T) {
+		dir := t.TempDir()
+		opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+		}}
+		c := dshProc(t, nil, opts, nil, "mcp", "-persistent", "-policy", writePolicy(t, e2ePolicy), "-workdir", dir)
+		if got := c.bash("touch approved.txt && echo made"); got != "made" || !exists(filepath.Join(dir, "approved.txt")) {
+			t.Errorf("approved in the persistent shell: %q", got)
+		}
+	})
 	t.Run("no elicitation capability", func(t *testing.T) {
 		dir := t.TempDir()
 		c := dshProc(t, nil, nil, nil, "mcp", "-policy", writePolicy(t, e2ePolicy), "-workdir", dir)
@@ -254,3 +268,41 @@ func TestRedaction(t *testing.T) {
 
 func head(s string) string { return s[:min(len(s), 80)] }
 func tail(s string) string { return s[max(0, len(s)-80):] }
+
+// TestApproverBindsTheAnswer checks that an answer counts only for the call and the question it
+// was given for: replayed with its request state onto another command, another session or
+// another approver (another dsh process), it is asked again.
+func TestApproverBindsTheAnswer(t *testing.T) {
+	a := newApprover()
+	d := tools.Decision{Verdict: tools.VerdictAsk, Reason: "asked", Prompt: "Run this command?"}
+	call := tools.Call{Name: "bash", Args: json.RawMessage(`{"command":"touch x"}`), Agent: &tools.Agent{Owner: "s1"}}
+	accept := mcp.InputResponseMap{approvalInput: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}}
+	ask := func(a *approver, call tools.Call, state string) (*askState, tools.Approval, error) {
+		st := &askState{canAsk: true, responses: accept, state: state}
+		got, err := a.Approve(context.WithValue(context.Background(), approvalKey{}, st), call, d)
+		return st, got, err
+	}
+	first, _, err := ask(a, call, "")
+	if !errors.Is(err, errAwaitingApproval) || first.pending == nil || first.pendingState == "" {
+		t.Fatalf("first ask: %v, pending %v", err, first.pending)
+	}
+	if _, got, err := ask(a, call, first.pendingState); err != nil || got != tools.ApproveOnce {
+		t.Fatalf("the answer to its own question: %v, %v", got, err)
+	}
+	other := call
+	other.Args = json.RawMessage(`{"command":"touch y"}`)
+	otherOwner := call
+	otherOwner.Agent = &tools.Agent{Owner: "s2"}
+	for name, replay := range map[string]func() (*askState, tools.Approval, error){
+		"another command": func() (*askState, tools.Approval, error) { return ask(a, other, first.pendingState) },
+		"another session": func() (*askState, tools.Approval, error) { return ask(a, otherOwner, first.pendingState) },
+		"another process": func() (*askState, tools.Approval, error) { return ask(newApprover(), call, first.pendingState) },
+	} {
+		if st, got, err := replay(); !errors.Is(err, errAwaitingApproval) || st.pending == nil || got != tools.Decline {
+			t.Errorf("%s: %v, %v; want the question asked again", name, got, err)
+		}
+	}
+	if _, err := a.Approve(context.Background(), call, d); !errors.Is(err, tools.ErrNoApprover) {
+		t.Errorf("a call without an MCP client: %v, want ErrNoApprover", err)
+	}
+}
