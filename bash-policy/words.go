@@ -35,6 +35,10 @@ const maxBraceWords = 64
 func words(src string, args []*syntax.Word) ([]word, bool) {
 	out := make([]word, 0, len(args))
 	for _, w := range args {
+		if !mayBrace(w) {
+			out = append(out, resolve(src, w))
+			continue
+		}
 		split := *w // SplitBraces rewrites the word it is given; the tree stays as parsed
 		if !syntax.SplitBraces(&split) {
 			out = append(out, resolve(src, w))
@@ -52,6 +56,16 @@ func words(src string, args []*syntax.Word) ([]word, bool) {
 		}
 	}
 	return out, true
+}
+
+// mayBrace reports whether the word w has an unquoted "{", the start of any brace expansion.
+func mayBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve returns what the policy knows of the word w of src.

@@ -162,7 +162,6 @@ func outside(ws, root, p string) string {
 	if root == "" {
 		return clean
 	}
-	under := func(x, dir string) bool { return x == dir || strings.HasPrefix(x, strings.TrimSuffix(dir, "/")+"/") }
 	if !strings.Contains(p, "/..") && !under(clean, ws) && !under(clean, root) {
 		return clean
 	}
@@ -176,6 +175,14 @@ func outside(ws, root, p string) string {
 		return ""
 	}
 	return real
+}
+
+// under reports whether the clean path x is dir or lies below it.
+func under(x, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(x, "/")
+	}
+	return strings.HasPrefix(x, dir) && (len(x) == len(dir) || x[len(dir)] == '/')
 }
 
 // maxLinks bounds the symbolic links realPath follows, as the kernel does (ELOOP).
