@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 )
 
 // Call is one request from a model to run a tool.
@@ -72,6 +73,23 @@ type Agent struct {
 	Dir     string
 	Session string
 	Inject  Injector
+}
+
+// ResolveDir returns the directory a tool works in for the argument dir: dir itself when it is
+// absolute or the agent has no directory, dir joined to the agent's Dir when it is relative, and
+// Dir when dir is empty. A nil agent has no directory.
+func (a *Agent) ResolveDir(dir string) string {
+	base := ""
+	if a != nil {
+		base = a.Dir
+	}
+	switch {
+	case dir == "":
+		return base
+	case filepath.IsAbs(dir) || base == "":
+		return dir
+	}
+	return filepath.Join(base, dir)
 }
 
 // Injector appends notice to an agent session as durable context for its next model request. It

@@ -10,8 +10,11 @@
 // decoding and never reach the body.
 //
 // A [Registry] holds tools in registration order, lists what the model sees ([Declaration]),
-// and executes calls by name through a [Middleware] chain (the permission seam). Errors and
-// panics inside a tool become results with IsError set, never a crash of the harness.
+// and executes calls by name through a [Middleware] chain and the permission stages: [Before]
+// stages that allow, deny or ask (an [Approver] answers an ask), and [After] stages that accept,
+// replace or block a result ([Redact] is one). The stages come last on both sides, so no
+// middleware can get a call or a result past them. Errors and panics inside a tool become
+// results with IsError set, never a crash of the harness.
 //
 // A tool carries a Title for people and behaviour hints ([Annotations]) set by the package that
 // defines it. A [Provider] is a family of tools that keeps state per owner (background tasks, a

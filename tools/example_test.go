@@ -66,3 +66,40 @@ func ExampleRegistry_Use() {
 	// Error: rm needs the user's approval DENIED
 	// removed
 }
+
+func ExampleRegistry_UseBefore() {
+	var reg tools.Registry
+	_, _ = reg.Register(&tools.Tool{
+		Name: "run", Description: "Run a program.", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, call tools.Call) (tools.Result, error) {
+			return tools.Text("ran " + string(call.Args)), nil
+		},
+	})
+	// A permission stage: deny "rm", ask about "push", allow the rest.
+	reg.UseBefore(func(ctx context.Context, call tools.Call) tools.Decision {
+		switch string(call.Args) {
+		case `"rm"`:
+			return tools.Decision{Verdict: tools.VerdictDeny, Reason: `rm is denied by the rule "rm"`}
+		case `"push"`:
+			return tools.Decision{Verdict: tools.VerdictAsk, Reason: `push matches the ask rule "push"`, Grants: []string{"push"}}
+		}
+		return tools.Allow()
+	})
+	// Redact the harness's secret from every result.
+	reg.UseAfter(tools.Redact([]tools.Secret{{Name: "API_TOKEN", Value: "tok-12345678"}}))
+	for _, args := range []string{`"ls tok-12345678"`, `"rm"`, `"push"`} {
+		res := reg.Execute(context.Background(), tools.Call{Name: "run", Args: json.RawMessage(args)})
+		fmt.Println(res.Code, res.Text())
+	}
+	// With a person to ask, who approves for the session:
+	reg.SetApprover(tools.ApproverFunc(func(ctx context.Context, call tools.Call, d tools.Decision) (tools.Approval, error) {
+		return tools.ApproveSession, nil
+	}))
+	res := reg.Execute(context.Background(), tools.Call{Name: "run", Args: json.RawMessage(`"push"`), Agent: &tools.Agent{Owner: "s1"}})
+	fmt.Println(res.Text())
+	// Output:
+	//  ran "ls [redacted: API_TOKEN]"
+	// DENIED Error: rm is denied by the rule "rm"
+	// APPROVAL_REQUIRED Error: approval required: push matches the ask rule "push". A person must approve this call and no one can be asked in this session. Do not try to get the same effect another way; fix the call if it is wrong, otherwise ask the user to run it or to change the policy.
+	// ran "push"
+}

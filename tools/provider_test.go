@@ -75,3 +75,24 @@ func TestErrorsNamePackage(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentResolveDir(t *testing.T) {
+	tests := []struct {
+		agent *Agent
+		dir   string
+		want  string
+	}{
+		{&Agent{Dir: "/w"}, "", "/w"},
+		{&Agent{Dir: "/w"}, "sub/x", "/w/sub/x"},
+		{&Agent{Dir: "/w"}, "../up", "/up"},
+		{&Agent{Dir: "/w"}, "/abs", "/abs"},
+		{&Agent{}, "rel", "rel"},
+		{&Agent{}, "", ""},
+		{nil, "rel", "rel"},
+	}
+	for _, tt := range tests {
+		if got := tt.agent.ResolveDir(tt.dir); got != tt.want {
+			t.Errorf("%+v.ResolveDir(%q) = %q, want %q", tt.agent, tt.dir, got, tt.want)
+		}
+	}
+}

@@ -12,20 +12,30 @@ import (
 )
 
 // Registry holds the tools an agent can call, in registration order, and executes calls
-// through a middleware chain.
+// through a middleware chain and the permission stages.
+//
+// A call goes through the middlewares (the general seam, first added outermost), then the
+// [Before] stages and, when they let it, the tool; the result then goes back out through the
+// middlewares and finally through the [After] stages. The stages are typed and come last on
+// both sides: a middleware can refuse a call or rework a result, but it cannot run a tool past
+// a Before stage or return a result that skipped an After stage.
 //
 // The zero Registry is empty and ready to use. All methods are safe for concurrent use; a
-// call that is executing is not affected by tools or middleware registered or removed while it
-// runs (it keeps the tool and chain it started with).
+// call that is executing is not affected by tools, middleware or stages registered or removed
+// while it runs (it keeps the tool and chains it started with).
 //
 //catalog:service tools/registry
 type Registry struct {
 	mu          sync.RWMutex
 	tools       []*Tool // registration order
-	middlewares []*middlewareEntry
-}
+	middlewares []*entry[Middleware]
+	before      []*entry[Before]
+	after       []*entry[After]
+	approver    Approver
 
-type middlewareEntry struct{ m Middleware }
+	grantsMu sync.Mutex
+	grants   map[string]map[string]bool // owner → grants approved for the session
+}
 
 // Next runs the rest of the execute chain for call with the context ctx and returns its
 // result: the next middleware, or the tool itself after the last one. It is an alias, so a
@@ -35,11 +45,12 @@ type Next = func(ctx context.Context, call Call) Result
 // Middleware wraps the execution of every call made through a [Registry]. It receives the
 // call's context ctx, the call and next, the rest of the chain. It may inspect the call and
 // pass it on by returning next(ctx, call) (before and after work included), or answer instead
-// of the tool by returning its own result without calling next: a veto, for instance
-// [Deny], is how a permission policy ("deny", "ask the user") plugs in. A middleware must not
-// change call.Args (a tool validates the arguments it receives, not the ones the model sent).
-// Panics inside a middleware are contained like panics inside a tool. A middleware returns the
-// result the caller of [Registry.Execute] receives.
+// of the tool by returning its own result without calling next (a veto, for instance [Deny]).
+// A permission policy belongs in a [Before] stage instead, which runs after every middleware
+// and cannot be bypassed by one. A middleware must not change call.Args (a tool validates the
+// arguments it receives, not the ones the model sent). Panics inside a middleware are contained
+// like panics inside a tool. A middleware returns the result that the [After] stages, then the
+// caller of [Registry.Execute], receive.
 //
 //catalog:event tools/execute
 //catalog:mode waterfall
@@ -127,56 +138,120 @@ func (r *Registry) Declarations() []Declaration {
 
 // Use adds middleware m to the execute chain, inside the middlewares added before it (the
 // first one added is the outermost), and returns a function that removes it again.
-func (r *Registry) Use(m Middleware) (remove func()) {
-	e := &middlewareEntry{m: m}
+func (r *Registry) Use(m Middleware) (remove func()) { return add(r, &r.middlewares, m) }
+
+// UseBefore adds the permission stage s after the Before stages added before it and returns a
+// function that removes it again. See [Before] for where it runs.
+func (r *Registry) UseBefore(s Before) (remove func()) { return add(r, &r.before, s) }
+
+// UseAfter adds the result stage s after the After stages added before it and returns a
+// function that removes it again. See [After] for where it runs.
+func (r *Registry) UseAfter(s After) (remove func()) { return add(r, &r.after, s) }
+
+// entry holds one middleware or stage; its address identifies it for removal, since functions
+// cannot be compared.
+type entry[F any] struct{ f F }
+
+// add appends f to *list under r's lock and returns the function that removes it again (calling
+// it more than once is harmless).
+func add[F any](r *Registry, list *[]*entry[F], f F) (remove func()) {
+	e := &entry[F]{f: f}
 	r.mu.Lock()
-	r.middlewares = append(r.middlewares, e)
+	*list = append(*list, e)
 	r.mu.Unlock()
 	return func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.middlewares = slices.DeleteFunc(r.middlewares, func(x *middlewareEntry) bool { return x == e })
+		*list = slices.DeleteFunc(*list, func(x *entry[F]) bool { return x == e })
 	}
 }
 
-// Execute runs call through the middleware chain and the tool named call.Name, with ctx as
-// the call's context, and returns the result with CallID set to call.ID. It never returns an
-// error and never panics: every failure is a result with IsError set and the text
-// "Error: <message>":
+// funcs returns the functions held by list, in order.
+func funcs[F any](list []*entry[F]) []F {
+	out := make([]F, len(list))
+	for i, e := range list {
+		out[i] = e.f
+	}
+	return out
+}
+
+// SetApprover makes a the one that answers the asks of the Before stages; nil (the default)
+// means no person can be asked, so an ask fails with code [CodeApprovalRequired] and a text
+// telling the model that a person must approve the call.
+func (r *Registry) SetApprover(a Approver) {
+	r.mu.Lock()
+	r.approver = a
+	r.mu.Unlock()
+}
+
+// Forget drops the approvals "for this session" given to owner, for instance when its session
+// ends; later asks of owner are asked again.
+func (r *Registry) Forget(owner string) {
+	r.grantsMu.Lock()
+	delete(r.grants, owner)
+	r.grantsMu.Unlock()
+}
+
+// chains is what one call runs through, taken when it starts.
+type chains struct {
+	middlewares []Middleware
+	before      []Before
+	after       []After
+	approver    Approver
+}
+
+func (r *Registry) chains() chains {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return chains{middlewares: funcs(r.middlewares), before: funcs(r.before), after: funcs(r.after), approver: r.approver}
+}
+
+// Execute runs call through the middleware chain, the [Before] stages and the tool named
+// call.Name, with ctx as the call's context, then passes the result through the [After]
+// stages, and returns it with CallID set to call.ID. It never returns an error and never
+// panics: every failure is a result with IsError set and the text "Error: <message>":
 //
 //   - no tool with that name: `Error: unknown tool "<name>"`, code [CodeUnknownTool];
 //   - ctx already done before the tool ran: "Error: tool call aborted before dispatch", code
 //     [CodeAbortedBeforeDispatch];
+//   - a stage denied the call: its reason, code [CodeDenied];
+//   - a stage asked and no person could answer: "Error: approval required: <reason>. A person
+//     must approve this call …", code [CodeApprovalRequired]; a person declined: "Error: a
+//     person declined this call (<reason>). …", code [CodeDeclined];
 //   - invalid arguments (typed tools): "Error: invalid arguments: …", code [CodeInvalidArgs];
 //   - an error from the tool: its message, with the code of a [Coded] error in its chain, or
 //     [CodeAborted] when the error is ctx's own error after ctx ended;
-//   - a panic in the tool or a middleware: `Error: tool "<name>" panicked: <value>`, code
-//     [CodePanic].
-func (r *Registry) Execute(ctx context.Context, call Call) (result Result) {
-	r.mu.RLock()
-	chain := make([]Middleware, len(r.middlewares))
-	for i, e := range r.middlewares {
-		chain[i] = e.m
+//   - a panic in the tool, a middleware or a stage: `Error: tool "<name>" panicked: <value>`,
+//     code [CodePanic];
+//   - an After stage blocked the result: "Error: result blocked: <reason>", code [CodeBlocked].
+func (r *Registry) Execute(ctx context.Context, call Call) Result {
+	c := r.chains()
+	var next Next = func(ctx context.Context, call Call) Result { return r.dispatch(ctx, call, c) }
+	for i := len(c.middlewares) - 1; i >= 0; i-- {
+		m, inner := c.middlewares[i], next
+		next = func(ctx context.Context, call Call) Result { return m(ctx, call, inner) }
 	}
-	r.mu.RUnlock()
+	res := contain(call, func() Result { return next(ctx, call) })
+	for _, s := range c.after {
+		res = r.runAfter(ctx, call, s, res)
+	}
+	res.CallID = call.ID
+	return res
+}
 
+// contain returns what run returns, or the result standing for its panic.
+func contain(call Call, run func() Result) (result Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			result = ErrorResult(&PanicError{Tool: call.Name, Value: v, Stack: debug.Stack()})
 		}
-		result.CallID = call.ID
 	}()
-
-	var next Next = r.dispatch
-	for i := len(chain) - 1; i >= 0; i-- {
-		m, inner := chain[i], next
-		next = func(ctx context.Context, call Call) Result { return m(ctx, call, inner) }
-	}
-	return next(ctx, call)
+	return run()
 }
 
-// dispatch is the innermost link of the chain: it resolves and runs the tool.
-func (r *Registry) dispatch(ctx context.Context, call Call) (result Result) {
+// dispatch is the innermost link of the chain: it resolves the tool, passes the call through
+// the Before stages and runs it.
+func (r *Registry) dispatch(ctx context.Context, call Call, c chains) (result Result) {
 	t, ok := r.Lookup(call.Name)
 	if !ok {
 		return ErrorResult(&NotFoundError{Name: call.Name})
@@ -189,6 +264,9 @@ func (r *Registry) dispatch(ctx context.Context, call Call) (result Result) {
 			result = ErrorResult(&PanicError{Tool: call.Name, Value: v, Stack: debug.Stack()})
 		}
 	}()
+	if refusal, ok := r.permit(ctx, call, c); !ok {
+		return refusal
+	}
 	res, err := t.Execute(ctx, call)
 	if err != nil {
 		res = ErrorResult(err)

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/dsh-go/dsh/bash v0.1.0
 	github.com/dsh-go/dsh/bash-local v0.1.0
+	github.com/dsh-go/dsh/bash-policy v0.1.0
 	github.com/dsh-go/dsh/tool-bash v0.1.0
 	github.com/dsh-go/dsh/tool-bash-persistent v0.1.0
 	github.com/dsh-go/dsh/tools v0.1.0
@@ -17,7 +18,7 @@ require (
 require (
 	github.com/creack/pty v1.1.24 // indirect
 	github.com/dsh-go/dsh/internal v0.1.0
-	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/google/jsonschema-go v0.4.3
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
@@ -25,6 +26,7 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.42.0 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
 
 require (

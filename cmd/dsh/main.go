@@ -3,9 +3,9 @@
 //
 // Usage:
 //
-//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX]
-//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX] TOOL JSON
-//	dsh tools [-persistent] [SANDBOX]
+//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX]
+//	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX] TOOL JSON
+//	dsh tools [-persistent] [-policy FILE] [SANDBOX]
 //	dsh sandbox-check
 //	dsh version
 //
@@ -13,8 +13,10 @@
 //
 // `dsh mcp` is an MCP server over stdio (newline-delimited JSON-RPC on stdin and stdout, built
 // on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
-// or with -persistent one bash tool whose shell keeps its state between calls. Each MCP session
-// is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
+// or with -persistent one bash tool whose shell keeps its state between calls. With -policy
+// FILE a permission policy (github.com/dsh-go/dsh/bash-policy) decides every bash command before
+// it runs, and an ask goes to the client's user as an elicitation when the client can ask. Each
+// MCP session is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
 // SIGTERM, or at the end of stdin once it has answered every request it read, it kills every
 // process it started and exits 0.
 //
@@ -30,6 +32,10 @@
 // `dsh version` prints the version of dsh (a line `dsh VERSION GO OS/ARCH`) and one line per
 // module of this project it was built from (`PATH VERSION`, with ` => DIR` when the workspace
 // took it from a directory).
+//
+// -policy FILE reads the permission policy (a usage error when it is malformed, naming the
+// rule). -redact=false stops replacing the values of the harness's scrubbed secrets with
+// [redacted: NAME] in results (on by default).
 //
 // -workdir is where commands start and what a relative workdir argument is resolved against
 // (default: the current directory). -timeout is the default time a foreground command may run
@@ -60,6 +66,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	bashpolicy "github.com/dsh-go/dsh/bash-policy"
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 )
 
@@ -68,9 +75,9 @@ func main() {
 }
 
 const usage = `usage:
-  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX]
-  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [SANDBOX] TOOL JSON
-  dsh tools [-persistent] [SANDBOX]
+  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX]
+  dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX] TOOL JSON
+  dsh tools [-persistent] [-policy FILE] [SANDBOX]
   dsh sandbox-check
   dsh version
 
@@ -126,7 +133,10 @@ type flags struct {
 	timeout    time.Duration
 	maxTimeout time.Duration
 	sandbox    sandboxFlags
-	policy     bash.Sandbox
+	confine    bash.Sandbox
+	policyFile string
+	policy     *bashpolicy.Policy
+	redact     bool
 }
 
 // newFlags returns the flag set of command name; withRun adds the flags of commands that run
@@ -136,6 +146,7 @@ func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
 	f.fs.SetOutput(stderr)
 	f.fs.BoolVar(&f.persistent, "persistent", false, "serve the persistent bash (one shell per session) instead of bash, bash_output and bash_kill")
 	f.sandbox.register(f.fs)
+	f.fs.StringVar(&f.policyFile, "policy", "", "decide every bash command with the permission policy in `FILE` (JSON)")
 	if withPresent {
 		f.fs.BoolVar(&f.present, "present", false, "print one JSON object with the text and the call's presentation")
 	}
@@ -143,6 +154,7 @@ func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
 		f.fs.StringVar(&f.workdir, "workdir", "", "directory commands start in (default: the current directory)")
 		f.fs.DurationVar(&f.timeout, "timeout", 0, "default foreground timeout (default 2m; 5m with -persistent)")
 		f.fs.DurationVar(&f.maxTimeout, "max-timeout", 0, "cap on a call's timeoutMs (default 10m; not with -persistent)")
+		f.fs.BoolVar(&f.redact, "redact", true, "replace the values of the harness's scrubbed secrets with [redacted: NAME] in results")
 	}
 	return f
 }
@@ -172,14 +184,21 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		// never silently capped.
 		return fail("-timeout %v is above -max-timeout %v", f.timeout, cmp.Or(f.maxTimeout, bash.DefaultMaxTimeout))
 	}
-	policy, err := f.sandbox.policy()
+	confine, err := f.sandbox.policy()
 	if err != nil {
 		return fail("%v", err)
 	}
-	f.policy = policy
-	if f.persistent && policy.Enabled() {
+	f.confine = confine
+	if f.persistent && confine.Enabled() {
 		// The persistent shell is not confined yet: refuse rather than run it unconfined.
 		return fail("-sandbox is not available with -persistent yet; the persistent shell would run unconfined")
+	}
+	if f.policyFile != "" {
+		p, err := bashpolicy.Load(f.policyFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		f.policy = p
 	}
 	if f.workdir != "" {
 		dir, err := resolveWorkdir(f.workdir)
@@ -198,8 +217,10 @@ func (f *flags) config(stderr io.Writer) config {
 		Workdir:    f.workdir,
 		Timeout:    f.timeout,
 		MaxTimeout: f.maxTimeout,
-		Sandbox:    f.policy,
+		Sandbox:    f.confine,
 		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Policy:     f.policy,
+		NoRedact:   !f.redact && f.fs.Lookup("redact") != nil,
 	}
 }
 

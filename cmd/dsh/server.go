@@ -80,6 +80,7 @@ func newServer(cfg config) (*server, error) {
 		return nil, err
 	}
 	s.tools = ts
+	ts.reg.SetApprover(newApprover()) // asks go to the calling session's user (see policy.go)
 	s.life, s.cancel = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Title: "dsh shell tools", Version: version()}, &mcp.ServerOptions{
 		Instructions: ts.hint,
@@ -195,6 +196,7 @@ func (s *server) end(ss *mcp.ServerSession) {
 	if err := s.tools.provider.Release(st.owner); err != nil {
 		s.logger.Warn("dsh: session cleanup", "owner", st.owner, "error", err)
 	}
+	s.tools.forget(st.owner)
 }
 
 // inject queues notice for the session's next tool result; it fails with tools.ErrAgentGone
@@ -222,6 +224,8 @@ func (st *session) drain() []tools.Notice {
 // registry with the session as the calling agent; the call stops when the client cancels the
 // request, disconnects, or the server closes. The result never is a protocol error: every
 // failure is an isError result the model reads, and the session's queued notices come first.
+// When the policy asks and the client can ask its user, the result is that question instead
+// (see policy.go); the client sends the call again with the answer.
 func (s *server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		st := s.sessionOf(req.Session)
@@ -229,12 +233,16 @@ func (s *server) handler(name string) mcp.ToolHandler {
 		defer cancel()
 		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
+		ctx, ask := withAsk(ctx, req)
 		res := s.tools.reg.Execute(ctx, tools.Call{
 			ID:    strconv.FormatUint(st.calls.Add(1), 10),
 			Name:  name,
 			Args:  req.Params.Arguments,
 			Agent: st.agent,
 		})
+		if q, ok := ask.question(); ok {
+			return q, nil
+		}
 		return toMCP(st.drain(), res), nil
 	}
 }

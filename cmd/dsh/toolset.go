@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	bashlocal "github.com/dsh-go/dsh/bash-local"
+	bashpolicy "github.com/dsh-go/dsh/bash-policy"
 	toolbash "github.com/dsh-go/dsh/tool-bash"
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 	"github.com/dsh-go/dsh/tools"
@@ -24,7 +25,9 @@ import (
 // config is what the command line says about the tools: which ones, where commands start and
 // how long they may run. Zero durations take the backend's defaults. Grace is the executor's
 // SIGTERM-to-SIGKILL interval (zero: the backend default); only tests change it. KeepSpills keeps
-// spill files after close, for a caller that outlives the tools (dsh call).
+// spill files after close, for a caller that outlives the tools (dsh call). Policy, when set,
+// decides which bash commands run; NoRedact turns off the redaction of the harness's secrets
+// from results (see guard).
 type config struct {
 	Persistent bool
 	Workdir    string
@@ -34,6 +37,8 @@ type config struct {
 	Sandbox    bash.Sandbox // every command's sandbox policy (zero: off)
 	KeepSpills bool         // leave spill files in place when the tools close (dsh call)
 	Logger     *slog.Logger
+	Policy     *bashpolicy.Policy
+	NoRedact   bool
 }
 
 // toolset is the tools dsh serves and the provider behind them: the one-shot bash tools over a
@@ -49,6 +54,8 @@ type toolset struct {
 	// and owns it: the provider stops what its tools started, ex.Close stops the rest (processes
 	// a foreground command left behind) and removes the spill files unless they are kept.
 	ex *bashlocal.Executor
+	// stage is the permission policy in front of the tools, nil without one (see guard).
+	stage *bashpolicy.Stage
 }
 
 // newToolset builds the tools for cfg. agents finds the live session for an owner token when
@@ -88,7 +95,7 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 		}
 		ts.provider, ts.hint, ts.ex = set, toolbash.PromptHint, ex
 	}
-	ts.list = ts.provider.Tools()
+	ts.list = ts.guard(cfg, ts.provider.Tools())
 	for _, t := range ts.list {
 		if _, err := ts.reg.Register(t); err != nil {
 			_ = ts.close(context.Background())

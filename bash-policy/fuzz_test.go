@@ -1,0 +1,105 @@
+package bashpolicy
+
+import (
+	"io"
+	"path"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/dsh-go/dsh/tools"
+)
+
+// fuzzPolicy allows the harmless commands and every wrapper and shell, denies rm and asks for
+// the rest: what stops rm is the parse, never a missing allow rule.
+const fuzzPolicy = `{"default": "ask", "unknown": "ask",
+	"allow": ["echo", "ls", "cat", "true", "printf", "bash", "sh", "eval", "env", "xargs", "find", "trap", "alias",
+		"export", "cd", "command", "builtin", "exec", "nice", "nohup", "timeout", "stdbuf", "time", "declare", "hash"],
+	"deny": ["rm"]}`
+
+// FuzzDecide checks, whatever the command: Decide never panics; it is deterministic; a command
+// bash cannot parse is never allowed; and a command holding a simple command that may run rm
+// (found by walking the syntax tree independently of the policy, its name expanded in an empty
+// environment) is never allowed, alone, with rm added after it, or as the string of bash -c.
+func FuzzDecide(f *testing.F) {
+	for _, tt := range decideTable {
+		f.Add(tt.cmd)
+	}
+	for _, s := range []string{
+		"", "\n", "#", "'", `"`, "$(", "<<EOF", "a=b", "(( x = 1 ))", "[[ x ]]", "f() { :; }", "{", "}",
+		"echo ${x:-$(rm y)}", "echo ${x/$(rm y)/z}", "${!x}", "case x in $(rm y)) ;; esac", "for x in $(rm y); do :; done",
+		"cat <<-EOF\n\trm\n\tEOF", "echo \\\nrm x", "r\\\nm x", "ls; exit; rm x", "a=$(b=$(rm x))",
+	} {
+		f.Add(s)
+	}
+	p := mustPolicy(f, fuzzPolicy)
+	where := Context{Workspace: "/nonexistent/ws"}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		d := p.Decide(cmd, where)
+		if again := p.Decide(cmd, where); again.Action != d.Action || again.Reason() != d.Reason() || again.Commands != d.Commands {
+			t.Fatalf("%q: not deterministic: %s %q then %s %q", cmd, d.Action, d.Reason(), again.Action, again.Reason())
+		}
+		parsed, runsRM := oracle(cmd)
+		if !parsed && d.Action == tools.VerdictAllow && len(cmd) <= MaxCommandBytes {
+			t.Fatalf("%q: allowed, but it does not parse", cmd)
+		}
+		if runsRM && d.Action == tools.VerdictAllow {
+			t.Fatalf("%q: allowed, but it holds a simple command that may run rm", cmd)
+		}
+		withRM := cmd + "\nrm -rf x"
+		if _, rm := oracle(withRM); rm && p.Decide(withRM, where).Action == tools.VerdictAllow {
+			t.Fatalf("%q: allowed", withRM)
+		}
+		inner := cmd + "\nrm x"
+		if _, rm := oracle(inner); rm {
+			wrapped := "bash -c " + singleQuote(inner)
+			if p.Decide(wrapped, where).Action == tools.VerdictAllow {
+				t.Fatalf("%q: allowed", wrapped)
+			}
+		}
+	})
+}
+
+// oracle parses cmd the way bash reads it and reports whether it parses and whether one of its
+// simple commands has a first word that expands, in an empty environment and without globbing,
+// to something called rm. It shares nothing with the policy but the parser.
+func oracle(cmd string) (parsed, runsRM bool) {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return false, false
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.CallExpr)
+		if !ok || len(c.Args) == 0 {
+			return true
+		}
+		if firstFieldIsRM(c.Args[0]) {
+			runsRM = true
+		}
+		return true
+	})
+	return true, runsRM
+}
+
+// firstFieldIsRM reports whether the word w expands to fields of which the first is called rm,
+// with every variable empty and every substitution printing nothing.
+func firstFieldIsRM(w *syntax.Word) (rm bool) {
+	defer func() {
+		if recover() != nil {
+			rm = false // a word the expander cannot handle: not one the oracle can judge
+		}
+	}()
+	cfg := &expand.Config{
+		CmdSubst:  func(io.Writer, *syntax.CmdSubst) error { return nil },
+		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "/dev/fd/63", nil },
+	}
+	fields, err := expand.Fields(cfg, w)
+	return err == nil && len(fields) > 0 && path.Base(fields[0]) == "rm"
+}
+
+// singleQuote returns s as one single-quoted bash word.
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

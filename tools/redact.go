@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+)
+
+// Secret is a value that must never reach a model, with the Name it is known by (the
+// environment variable that held it, for instance).
+type Secret struct {
+	Name  string
+	Value string
+}
+
+// MinSecretLen is the shortest secret value [Redact] replaces: a shorter value ("1", "true",
+// a port number) would also match ordinary text and say nothing worth hiding.
+const MinSecretLen = 8
+
+// Redact returns an [After] stage that replaces every occurrence of the value of each of
+// secrets in the text blocks of a result, failed results included, with "[redacted: NAME]".
+// Values shorter than [MinSecretLen] bytes are ignored; a value held under several names is
+// reported under the first. Where two values overlap, the longer one is replaced. A result
+// without any occurrence is accepted as it is.
+//
+// Redact sees the text as the model would read it, so it catches a value printed whole; it
+// cannot catch a value split across two results, cut at a truncation, or transformed (encoded,
+// reversed, compressed).
+func Redact(secrets []Secret) After {
+	var list []Secret
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if len(s.Value) >= MinSecretLen && !seen[s.Value] {
+			seen[s.Value] = true
+			list = append(list, s)
+		}
+	}
+	if len(list) == 0 {
+		return func(context.Context, Call, Result) Outcome { return Outcome{Action: Accept} }
+	}
+	// strings.Replacer tries the old strings in argument order at each position: longest first.
+	slices.SortStableFunc(list, func(a, b Secret) int { return cmp.Compare(len(b.Value), len(a.Value)) })
+	pairs := make([]string, 0, 2*len(list))
+	for _, s := range list {
+		pairs = append(pairs, s.Value, "[redacted: "+s.Name+"]")
+	}
+	rep := strings.NewReplacer(pairs...)
+	return func(_ context.Context, _ Call, res Result) Outcome {
+		var content []Content
+		for i, c := range res.Content {
+			if c.Type != "text" {
+				continue
+			}
+			clean := rep.Replace(c.Text)
+			if clean == c.Text {
+				continue
+			}
+			if content == nil {
+				content = slices.Clone(res.Content)
+			}
+			content[i].Text = clean
+		}
+		if content == nil {
+			return Outcome{Action: Accept}
+		}
+		res.Content = content
+		return Outcome{Action: Replace, Result: res}
+	}
+}
