@@ -10,7 +10,7 @@ import (
 // or the failed result that stands for the refusal and false. A deny ends the stages at once;
 // the asks are collected and each one must then be approved, in stage order, unless the
 // owner's approvals for the session already cover it.
-func (r *Registry) permit(ctx context.Context, call Call, c chains) (Result, bool) {
+func (r *Registry) permit(ctx context.Context, call Call, c chains) (approved []Decision, refusal Result, ok bool) {
 	var asks []Decision
 	for _, s := range c.before {
 		d := s(ctx, call)
@@ -19,7 +19,7 @@ func (r *Registry) permit(ctx context.Context, call Call, c chains) (Result, boo
 		case VerdictAsk:
 			asks = append(asks, d)
 		default: // VerdictDeny and anything unknown: refuse
-			return ErrorResult(&Error{Code: CodeDenied, Message: d.Reason}), false
+			return nil, ErrorResult(&Error{Code: CodeDenied, Message: d.Reason}), false
 		}
 	}
 	owner := ""
@@ -28,23 +28,38 @@ func (r *Registry) permit(ctx context.Context, call Call, c chains) (Result, boo
 	}
 	for _, d := range asks {
 		if r.granted(owner, d.Grants) {
+			approved = append(approved, d)
 			continue
 		}
 		if c.approver == nil {
-			return approvalRequired(d, ErrNoApprover), false
+			return nil, approvalRequired(d, ErrNoApprover), false
 		}
 		a, err := c.approver.Approve(ctx, call, d)
 		switch {
 		case err != nil:
-			return approvalRequired(d, err), false
+			return nil, approvalRequired(d, err), false
 		case a == ApproveSession:
 			r.grant(owner, d.Grants)
 		case a == ApproveOnce:
 		default:
-			return declined(d), false
+			return nil, declined(d), false
 		}
+		approved = append(approved, d)
 	}
-	return Result{}, true
+	return approved, Result{}, true
+}
+
+// approvedKey is the context key of the asks a person approved for the call being run.
+type approvedKey struct{}
+
+// Approved returns the asks that were approved (by a person, now or earlier in the session) for
+// the call whose context is ctx, as the tool runs it; nil when none was asked. A tool that must
+// not do something without a person's consent (leave a sandbox, say) checks for its own ask
+// here, so that approval can only come from the registry's permission stages, never from the
+// call's arguments.
+func Approved(ctx context.Context) []Decision {
+	d, _ := ctx.Value(approvedKey{}).([]Decision)
+	return d
 }
 
 // granted reports whether owner's approvals for the session cover every one of grants (never

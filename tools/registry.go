@@ -264,8 +264,12 @@ func (r *Registry) dispatch(ctx context.Context, call Call, c chains) (result Re
 			result = ErrorResult(&PanicError{Tool: call.Name, Value: v, Stack: debug.Stack()})
 		}
 	}()
-	if refusal, ok := r.permit(ctx, call, c); !ok {
+	approved, refusal, ok := r.permit(ctx, call, c)
+	if !ok {
 		return refusal
+	}
+	if approved != nil {
+		ctx = context.WithValue(ctx, approvedKey{}, approved)
 	}
 	res, err := t.Execute(ctx, call)
 	if err != nil {

@@ -303,3 +303,51 @@ func TestRedact(t *testing.T) {
 		t.Errorf("no secrets: action %v, want Accept", o.Action)
 	}
 }
+
+// TestApprovedReachesTheTool checks that a tool sees, in its context, exactly the asks a person
+// approved for the call: none without an ask, the ask after an approval (once or for the
+// session, and on a later call the session approval covers), and that a declined ask never
+// runs the tool.
+func TestApprovedReachesTheTool(t *testing.T) {
+	var seen [][]Decision
+	tool, err := New("t", "Tool.", func(ctx context.Context, call Call, a struct {
+		Ask bool `json:"ask,omitempty"`
+	}) (Result, error) {
+		seen = append(seen, Approved(ctx))
+		return Text("ran"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Registry
+	if _, err := r.Register(tool); err != nil {
+		t.Fatal(err)
+	}
+	ask := Decision{Verdict: VerdictAsk, Reason: "needs a person", Grants: []string{"g"}}
+	r.UseBefore(func(_ context.Context, call Call) Decision {
+		if strings.Contains(string(call.Args), "ask") {
+			return ask
+		}
+		return Allow()
+	})
+	answer := ApproveSession
+	r.SetApprover(ApproverFunc(func(context.Context, Call, Decision) (Approval, error) { return answer, nil }))
+	agent := &Agent{Owner: "o"}
+	exec := func(args string) Result {
+		return r.Execute(context.Background(), Call{ID: "1", Name: "t", Args: json.RawMessage(args), Agent: agent})
+	}
+	exec(`{}`)
+	exec(`{"ask":true}`) // approved for the session
+	answer = Decline
+	exec(`{"ask":true}`) // covered by the session's approval: not asked again
+	if res := exec(`{"ask":true}`); res.IsError {
+		t.Fatalf("a call the session's approval covers was refused: %s", res.Text())
+	}
+	agent = &Agent{Owner: "other"}
+	if res := exec(`{"ask":true}`); !res.IsError {
+		t.Fatal("a declined ask ran the tool")
+	}
+	if len(seen) != 4 || seen[0] != nil || len(seen[1]) != 1 || seen[1][0].Reason != ask.Reason || len(seen[2]) != 1 || len(seen[3]) != 1 {
+		t.Errorf("approvals seen by the tool: %+v", seen)
+	}
+}

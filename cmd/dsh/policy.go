@@ -21,11 +21,14 @@ import (
 // guard puts the safety stages of cfg in front of the tools of ts and returns the tools to
 // serve: the permission policy (when cfg has one) as a Before stage, with a line stating it
 // appended to the description of every tool it judges, and the redaction of the harness's
-// secrets as an After stage (unless cfg.NoRedact). Without a policy the tools are served as
-// their packages made them.
+// secrets as an After stage (unless cfg.NoRedact), and with a sandbox the ask for a command
+// that wants to leave it. Without a policy the tools are served as their packages made them.
 func (ts *toolset) guard(cfg config, list []*tools.Tool) []*tools.Tool {
 	if !cfg.NoRedact {
 		ts.reg.UseAfter(tools.Redact(harnessSecrets()))
+	}
+	if cfg.Sandbox.Enabled() && !cfg.Persistent {
+		ts.reg.UseBefore(askUnsandboxed) // see unsandboxed.go
 	}
 	if cfg.Policy == nil {
 		return list

@@ -306,3 +306,47 @@ func TestApproverBindsTheAnswer(t *testing.T) {
 		t.Errorf("a call without an MCP client: %v, want ErrNoApprover", err)
 	}
 }
+
+// TestUnsandboxedIsAsked checks, through a real dsh process with a sandbox, that a call asking
+// to run outside it is put to the client's user with the command and the model's reason: on a
+// decline nothing runs, on an approval the command runs unconfined (a write the sandbox denies
+// succeeds), and the approval covers that call only.
+func TestUnsandboxedIsAsked(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	var shown atomic.Value
+	var answer atomic.Value
+	opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		shown.Store(req.Params.Message)
+		return answer.Load().(*mcp.ElicitResult), nil
+	}}
+	c := dshProc(t, nil, opts, nil, "mcp", "-sandbox", "workspace-write", "-workdir", ws)
+	target := filepath.Join(outside, "made.txt")
+	args := func(command string) string {
+		b, _ := json.Marshal(map[string]any{"command": command, "description": "Write outside", "sandbox": "off", "justification": "the build writes there"})
+		return string(b)
+	}
+
+	if res := c.call("bash", bashArgs("touch "+target, nil)); !strings.Contains(text(res), "[sandbox: ") || exists(target) {
+		t.Fatalf("inside the sandbox the write was not denied: %q", text(res))
+	}
+	answer.Store(&mcp.ElicitResult{Action: "decline"})
+	if res := c.call("bash", args("touch "+target)); !res.IsError || exists(target) {
+		t.Fatalf("declined: %q, file made %v", text(res), exists(target))
+	}
+	msg, _ := shown.Load().(string)
+	for _, want := range []string{"outside the sandbox", "touch " + target, "the build writes there"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the user was shown %q, without %q", msg, want)
+		}
+	}
+	answer.Store(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}})
+	if res := c.call("bash", args("touch "+target+" && echo done")); res.IsError || text(res) != "done\n" || !exists(target) {
+		t.Fatalf("approved: %q, file made %v", text(res), exists(target))
+	}
+	// The model cannot smuggle the approval: the next call is asked again.
+	answer.Store(&mcp.ElicitResult{Action: "decline"})
+	other := filepath.Join(outside, "other.txt")
+	if res := c.call("bash", args("touch "+other)); !res.IsError || exists(other) {
+		t.Errorf("a second unsandboxed call ran on the first approval: %q", text(res))
+	}
+}

@@ -88,7 +88,12 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 		if err != nil {
 			return nil, err
 		}
-		set, err := toolbash.New(ex, toolbash.Config{Logger: cfg.Logger, Agents: agents})
+		tc := toolbash.Config{Logger: cfg.Logger, Agents: agents}
+		if cfg.Sandbox.Enabled() {
+			// Leaving the sandbox is asked by the stage guard adds; the tool checks the approval.
+			tc.ApproveUnsandboxed = approvedUnsandboxed
+		}
+		set, err := toolbash.New(ex, tc)
 		if err != nil {
 			_ = ex.Close(context.Background())
 			return nil, err
