@@ -4,6 +4,9 @@
 //
 //   - envpolicy: which ambient variables a command may inherit, and what it is given instead.
 //   - proctree: finding and stopping every process of a command's tree, escapees included.
+//   - supervisor: a supervisor process that keeps every command from outliving a killed
+//     harness.
 //   - leaktest: the checks every test binary runs for leaked goroutines, descriptors and
 //     processes.
+//   - escapetest: escapees that hide their tag, and running a test as an unprivileged user.
 package internal
