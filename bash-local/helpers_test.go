@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/escapetest"
 	"github.com/dsh-go/dsh/internal/leaktest"
 	"github.com/dsh-go/dsh/internal/proctree"
 )
@@ -21,6 +22,7 @@ import (
 // TestMain checks, once every test has closed its executors, that no goroutine, file descriptor,
 // child process or process carrying a tag of this test binary's executors is left behind.
 func TestMain(m *testing.M) {
+	escapetest.Helper()
 	leaktest.Main(m, leaktest.Options{Tags: func() []string {
 		return []string{envpolicy.TagVar + "=" + strconv.Itoa(os.Getpid()) + ".*"}
 	}})
