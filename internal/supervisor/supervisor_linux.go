@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -95,6 +96,10 @@ func supervise(exe string) error {
 // stopBelow stops every descendant of this process, the soft signals first and SIGKILL after
 // Grace, reaps them, and returns how many were alive when it began.
 func stopBelow() int {
+	// Everything below a subreaper that has no child is gone: the common case costs one read.
+	if kids, ok := proctree.ChildrenOf(os.Getpid()); ok && len(kids) == 0 {
+		return 0
+	}
 	s := proctree.NewStopper(proctree.Tree{Descendants: true}, proctree.StopOptions{Grace: Grace, Reap: true})
 	n := len(s.Members())
 	s.Terminate()
@@ -136,6 +141,9 @@ func work(mark string) error {
 		return fmt.Errorf("supervisor: descriptor %d is not the supervisor's pipe", watchFD)
 	}
 	syscall.CloseOnExec(watchFD)
+	// Executed as /proc/self/exe, the worker is named "exe" in ps and top: give it the program's
+	// name back (the kernel keeps 15 bytes of it). A failure only leaves the name.
+	_ = os.WriteFile("/proc/self/comm", []byte(filepath.Base(os.Args[0])), 0)
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return fmt.Errorf("supervisor: become a child subreaper: %w", err)
 	}

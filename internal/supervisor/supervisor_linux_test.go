@@ -67,6 +67,12 @@ func program(dir, mode string) {
 	if err := escape.Run(); err != nil {
 		panic(err)
 	}
+	if !eventually(10*time.Second, func() bool { // the worker's exit must not race the escapee's start
+		_, err := os.Stat(filepath.Join(dir, "escapee"))
+		return err == nil
+	}) {
+		panic("the escapee wrote no pid")
+	}
 	write("worker", strconv.Itoa(os.Getpid()))
 	switch mode {
 	case "exit3":
