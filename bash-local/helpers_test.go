@@ -148,16 +148,7 @@ func pidFile(t *testing.T, name string) (string, func() int) {
 	p := filepath.Join(t.TempDir(), name)
 	return p, func() int {
 		t.Helper()
-		var pid int
-		waitFor(t, name+" to be written", func() bool {
-			b, err := os.ReadFile(p)
-			if err != nil || !strings.HasSuffix(string(b), "\n") {
-				return false
-			}
-			pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-			return err == nil
-		})
-		return pid
+		return escapetest.WaitPID(t, p)
 	}
 }
 

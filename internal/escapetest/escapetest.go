@@ -61,6 +61,24 @@ func Helper() {
 	}
 }
 
+// WaitPID waits (up to 10 s) for file to hold a pid and a newline, and returns the pid; it fails
+// t when none comes.
+func WaitPID(t testing.TB, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds no pid after 10s", file)
+		}
+		time.Sleep(5 * time.Millisecond) // polling, bounded by the deadline
+	}
+}
+
 // UndumpableEnv returns the environment entries that make the test binary (os.Executable) start
 // as the non-dumpable sleeper writing its pid to pidFile; a shell command starts it with
 // `env ENTRIES... "$EXE"` or with the entries in its own environment.

@@ -22,21 +22,6 @@ func TestMain(m *testing.M) {
 	leaktest.Main(m, leaktest.Options{})
 }
 
-// waitPID waits for file to hold a pid and a newline, and returns the pid.
-func waitPID(t *testing.T, file string) int {
-	t.Helper()
-	var pid int
-	waitFor(t, file+" to hold a pid", func() bool {
-		b, err := os.ReadFile(file)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
-	return pid
-}
-
 // waitFor polls cond every 5 ms until it holds, failing t after 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -47,6 +32,37 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling, bounded by the deadline
 	}
+}
+
+// escape runs script with bash (its $0 is the pid file it must fill, env is added to the
+// environment), waits for the pid of the process it leaves behind, and returns it; that process
+// is killed when the test ends, should a failed test leave it.
+func escape(t *testing.T, env []string, script string) int {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "pid")
+	sh := exec.Command("bash", "-c", script, file)
+	sh.Env = append(os.Environ(), env...)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("start the escapee: %v %s", err, out)
+	}
+	pid := escapetest.WaitPID(t, file)
+	killOnCleanup(t, pid)
+	return pid
+}
+
+// startOwned starts cmd through proctree.StartOwned and returns the release of its record.
+func startOwned(t *testing.T, cmd *exec.Cmd) (release func()) {
+	t.Helper()
+	release, err := proctree.StartOwned(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release
 }
 
 // killOnCleanup kills pid with SIGKILL when the test ends, should a failed test leave it.
@@ -84,22 +100,13 @@ func TestLeaderExitedProcessIsFound(t *testing.T) {
 	cmd := exec.Command(prog, pidFile)
 	cmd.Env = append(os.Environ(), tag)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	release, err := proctree.StartOwned(func() (int, error) {
-		err := cmd.Start()
-		if err != nil {
-			return 0, err
-		}
-		return cmd.Process.Pid, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	release := startOwned(t, cmd)
 	defer func() {
 		cmd.Process.Kill() // a failed stop must not leave the test waiting forever
 		cmd.Wait()
 		release()
 	}()
-	pid := waitPID(t, pidFile)
+	pid := escapetest.WaitPID(t, pidFile)
 	waitFor(t, "the leader thread to exit", func() bool {
 		st, ok := proctree.ReadStat(pid)
 		return ok && st.State == 'Z'
@@ -135,14 +142,8 @@ func TestOrphansFindsHiddenEscapees(t *testing.T) {
 
 	// The escapee: the non-dumpable helper, double-forked into its own session, so that it is
 	// re-parented here and nothing but its parentage says where it comes from.
-	escapeeFile := filepath.Join(dir, "escapee")
-	sh := exec.Command("bash", "-c", `( setsid "$0" </dev/null >/dev/null 2>&1 & )`, self)
-	sh.Env = append(append(os.Environ(), tag), escapetest.UndumpableEnv(escapeeFile)...)
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("start the escapee: %v %s", err, out)
-	}
-	escapee := waitPID(t, escapeeFile)
-	killOnCleanup(t, escapee)
+	escapee := escape(t, append([]string{tag, "HELPER=" + self}, escapetest.UndumpableEnv("")...),
+		`ESCAPETEST_PIDFILE="$0"; export ESCAPETEST_PIDFILE; ( setsid "$HELPER" </dev/null >/dev/null 2>&1 & )`)
 	waitFor(t, "the escapee to be re-parented here", func() bool {
 		st, ok := proctree.ReadStat(escapee)
 		return ok && st.PPID == os.Getpid()
@@ -156,21 +157,13 @@ func TestOrphansFindsHiddenEscapees(t *testing.T) {
 	owned := exec.Command(self)
 	owned.Env = append(os.Environ(), escapetest.UndumpableEnv(ownedFile)...)
 	owned.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	release, err := proctree.StartOwned(func() (int, error) {
-		if err := owned.Start(); err != nil {
-			return 0, err
-		}
-		return owned.Process.Pid, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	release := startOwned(t, owned)
 	plain := exec.Command("sleep", "600")
 	plain.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := plain.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitPID(t, ownedFile)
+	escapetest.WaitPID(t, ownedFile)
 
 	stop(t, proctree.Tree{Tag: tag, Orphans: true})
 	if alive(escapee) {
@@ -198,13 +191,7 @@ func TestDescendantsTakesEverythingBelow(t *testing.T) {
 	if err := proctree.BecomeSubreaper(); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "pid")
-	sh := exec.Command("bash", "-c", `( setsid env -i bash -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 & )`, file)
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	pid := waitPID(t, file)
-	killOnCleanup(t, pid)
+	pid := escape(t, nil, `( setsid env -i bash -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 & )`)
 	stop(t, proctree.Tree{Descendants: true})
 	if alive(pid) {
 		t.Errorf("descendant %d survived", pid)
@@ -228,15 +215,8 @@ func TestSetDumpableHidesEnvironment(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "Permission denied") {
 		t.Errorf("a command read its harness's environment: err %v, output %q", err, out)
 	}
-	file := filepath.Join(t.TempDir(), "pid")
 	tag := "PROCTREE_TEST_TAG=dumpable-" + strconv.Itoa(os.Getpid())
-	sh := exec.Command("bash", "-c", `setsid bash -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 &`, file)
-	sh.Env = append(os.Environ(), tag)
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	pid := waitPID(t, file)
-	killOnCleanup(t, pid)
+	pid := escape(t, []string{tag}, `setsid bash -c 'echo $$ > "$0"; exec sleep 600' "$0" </dev/null >/dev/null 2>&1 &`)
 	stop(t, proctree.Tree{Tag: tag})
 	if alive(pid) {
 		t.Errorf("escapee %d survived a non-dumpable harness's sweep", pid)

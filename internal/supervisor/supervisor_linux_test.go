@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dsh-go/dsh/internal/escapetest"
 	"github.com/dsh-go/dsh/internal/leaktest"
 	"github.com/dsh-go/dsh/internal/proctree"
 )
@@ -128,20 +129,7 @@ func start(t *testing.T, mode string, env ...string) *started {
 // pids waits for the program's worker, child and escapee to write their pids and returns them.
 func (p *started) pids() (worker, child, escapee int) {
 	p.t.Helper()
-	read := func(name string) int {
-		var pid int
-		if !eventually(10*time.Second, func() bool {
-			b, err := os.ReadFile(filepath.Join(p.dir, name))
-			if err != nil {
-				return false
-			}
-			pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-			return err == nil
-		}) {
-			p.t.Fatalf("%s wrote no pid; stderr: %s", name, p.stderr.String())
-		}
-		return pid
-	}
+	read := func(name string) int { return escapetest.WaitPID(p.t, filepath.Join(p.dir, name)) }
 	worker, child, escapee = read("worker"), read("child"), read("escapee")
 	p.workers = []int{worker, child, escapee}
 	return worker, child, escapee
