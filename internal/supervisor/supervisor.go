@@ -12,7 +12,6 @@ package supervisor
 import (
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -52,12 +51,6 @@ const ExitOrphaned = 125
 // whose environment names a supervisor (the DSH_SUPERVISOR variable), when its parent is not
 // that supervisor. Outside Linux it returns nil at once and promises nothing.
 func Main() error { return main() }
-
-// Active reports whether this process is a worker under a live supervisor: Main returned nil in
-// it, and the supervisor has not died since.
-func Active() bool { return active.Load() }
-
-var active atomic.Bool
 
 // Terminating returns the signals that end a Go program by default and that a program can catch:
 // SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGTERM,

@@ -148,7 +148,6 @@ func work(mark string) error {
 		return fmt.Errorf("supervisor: become a child subreaper: %w", err)
 	}
 	watch := os.NewFile(watchFD, "supervisor-watch")
-	active.Store(true)
 	go func() {
 		var b [1]byte
 		for {
@@ -164,7 +163,6 @@ func work(mark string) error {
 // orphaned is the worker's end once its supervisor died: nothing new may start, everything
 // below is stopped, and the process exits.
 func orphaned() {
-	active.Store(false)
 	proctree.FreezeStarts()
 	stopBelow()
 	fmt.Fprintf(os.Stderr, "%s: the supervisor is gone: every process below this one was stopped; exiting\n", name())
