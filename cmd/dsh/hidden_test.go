@@ -40,6 +40,7 @@ func startDsh(t *testing.T, dir string, args ...string) *dshProcess {
 	d := &dshProcess{t: t, nextID: 2}
 	d.cmd = &exec.Cmd{Path: self, Args: append([]string{"dsh", "mcp", "-workdir", dir}, args...), Dir: dir}
 	d.cmd.Stderr = &d.stderr
+	dieWithTest(d.cmd)
 	d.in, err = d.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		p.cmd.Dir = ts.Getenv("WORK")
 		p.cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
 		p.cmd.Stderr = &p.stderr
+		dieWithTest(p.cmd)
 		var err error
 		p.stdin, err = p.cmd.StdinPipe()
 		ts.Check(err)

@@ -106,6 +106,8 @@ func start(t *testing.T, mode string, env ...string) *started {
 	p.cmd = exec.Command(self)
 	p.cmd.Env = append(append(os.Environ(), programVar+"="+p.dir, modeVar+"="+mode), env...)
 	p.cmd.Stderr = &p.stderr
+	// Should this test binary die, the supervisor dies with it and the worker cleans up.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
