@@ -43,8 +43,8 @@ const ExitOrphaned = 125
 // In the worker Main returns nil, and the program runs as usual. When the supervisor dies, the
 // worker stops every process below it (SIGTERM and SIGCONT, SIGKILL after Grace) and exits with
 // ExitOrphaned. In the supervisor Main does not return: once the worker has exited, it stops
-// whatever is left below it the same way and exits as the worker did (the same status, or the
-// same signal).
+// whatever is left below it the same way and exits as the worker did (the same status; killed
+// by the same signal for SIGKILL, SIGTERM, SIGINT and SIGHUP, 128 + its number for another).
 //
 // Main returns an error when the supervisor cannot be set up (becoming a subreaper, starting the
 // worker), so that the caller stops rather than going on without the promise; or, in a process
@@ -64,5 +64,5 @@ func Terminating() []os.Signal {
 		syscall.SIGSYS, syscall.SIGTERM}, extraTerminating...)
 }
 
-// name is how the supervisor and the worker name themselves on stderr.
-func name() string { return filepath.Base(os.Args[0]) + ": supervisor" }
+// name is how the supervisor and the worker name themselves on stderr: the program's name.
+func name() string { return filepath.Base(os.Args[0]) }

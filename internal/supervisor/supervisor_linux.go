@@ -86,7 +86,7 @@ func supervise(exe string) error {
 			// finalizer would close it and the worker would take us for dead.
 			runtime.KeepAlive(watchW)
 			if n := stopBelow(); n > 0 && cmd.ProcessState.Success() {
-				fmt.Fprintf(os.Stderr, "%s: stopped %d process(es) the worker left behind\n", name(), n)
+				fmt.Fprintf(os.Stderr, "%s: supervisor: stopped %d process(es) the worker left behind\n", name(), n)
 			}
 			exitAs(cmd.ProcessState)
 		}
@@ -107,18 +107,22 @@ func stopBelow() int {
 	return n
 }
 
-// exitAs ends this process the way the worker ended: with its exit status, or killed by the
-// same signal (with 128+signal should the signal not end it).
+// exitAs ends this process the way the worker ended: with its exit status; killed by the same
+// signal when that was SIGKILL, SIGTERM, SIGINT or SIGHUP (which the Go runtime, once reset,
+// lets end the process quietly); otherwise with 128 + the signal's number, as a shell reports
+// it, rather than with a goroutine dump of the supervisor's own.
 func exitAs(ps *os.ProcessState) {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() {
 		os.Exit(ps.ExitCode())
 	}
-	sig := ws.Signal()
-	signal.Reset(sig)
-	_ = syscall.Kill(os.Getpid(), sig)
-	time.Sleep(100 * time.Millisecond) // delivery is asynchronous for a catchable signal
-	os.Exit(128 + int(sig))
+	switch sig := ws.Signal(); sig {
+	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
+		signal.Reset(sig)
+		_ = syscall.Kill(os.Getpid(), sig)
+		time.Sleep(100 * time.Millisecond) // delivery is asynchronous for a catchable signal
+	}
+	os.Exit(128 + int(ws.Signal()))
 }
 
 // work checks that this process is the worker of the supervisor mark names (its parent, by pid

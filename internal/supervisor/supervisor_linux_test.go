@@ -46,14 +46,17 @@ func TestMain(m *testing.M) {
 // program is a supervised program: under Main, the worker writes its pid to dir/worker, starts
 // a child in its own session and group (dir/child) and a double-forked escapee in a session of
 // its own (dir/escapee), then, by mode: "exit3" exits 3 at once, leaving them; "signal" waits for
-// a forwarded signal, writes its name to dir/signal and exits 7; "wait" blocks.
+// a forwarded signal, writes its name to dir/signal and exits 7; "wait" blocks, and dies of any
+// signal that ends a Go program.
 func program(dir, mode string) {
 	if err := Main(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, forwarded()...)
+	if mode == "signal" {
+		signal.Notify(sigs, forwarded()...)
+	}
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text+"\n"), 0o644); err != nil {
 			panic(err)
@@ -196,17 +199,22 @@ func TestSupervisorKilled(t *testing.T) {
 	allGoneWithin(t, time.Second, worker, child, escapee)
 }
 
-// TestWorkerKilled checks that when the worker dies by SIGKILL (an OOM kill, a crash), the
-// supervisor stops everything the worker started within a second and dies of the same signal.
+// TestWorkerKilled checks that when the worker dies of a signal (SIGKILL: an OOM kill; SIGTERM
+// unhandled), the supervisor stops everything the worker started within a second and dies of the
+// same signal.
 func TestWorkerKilled(t *testing.T) {
-	p := start(t, "wait")
-	worker, child, escapee := p.pids()
-	if err := syscall.Kill(worker, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	allGoneWithin(t, time.Second, child, escapee)
-	if ws := p.exit(); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Errorf("supervisor ended %v, want killed by SIGKILL like its worker", ws)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			p := start(t, "wait")
+			worker, child, escapee := p.pids()
+			if err := syscall.Kill(worker, sig); err != nil {
+				t.Fatal(err)
+			}
+			allGoneWithin(t, time.Second, child, escapee)
+			if ws := p.exit(); !ws.Signaled() || ws.Signal() != sig {
+				t.Errorf("supervisor ended %v, want killed by %v like its worker", ws, sig)
+			}
+		})
 	}
 }
 
