@@ -17,7 +17,8 @@ import (
 // "dsh-bash-", and created again, under a new name, whenever the one it made is gone or is no
 // longer its own: deleted (a temp cleaner, `rm -rf /tmp/*` from a command), replaced by a
 // symlink or by a directory someone else made, or opened up (its mode is no longer 0700). A
-// directory that is not the one it made is never written through. It is safe for concurrent use.
+// directory that is not the one it made is never written through: it recognises its own by a
+// random token in a file named .dsh-spill-dir inside it. It is safe for concurrent use.
 type SpillDir struct {
 	// Parent is where the private directory is created. Empty means os.TempDir().
 	Parent string
