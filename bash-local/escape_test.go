@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -118,14 +119,15 @@ func TestNoOrphansAfterForegroundRun(t *testing.T) {
 	}
 }
 
-// TestEscapeesReapedUnderSubreaper covers a harness that is a child subreaper (another component,
-// such as the persistent shell, may make it one): an escapee that was re-parented to the harness
-// must be reaped once killed, not left as a zombie child forever.
+// TestEscapeesReapedUnderSubreaper covers the harness as the child subreaper of its commands
+// (New makes it one): an escapee that was re-parented to the harness must be reaped once killed,
+// not left as a zombie child forever.
 func TestEscapeesReapedUnderSubreaper(t *testing.T) {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		t.Fatalf("prctl: %v", err)
-	}
 	h := newHarness(t, Config{})
+	var v int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&v)), 0, 0, 0); err != nil || v != 1 {
+		t.Fatalf("after New the process is not a child subreaper: %d, %v", v, err)
+	}
 	path, pid := pidFile(t, "pid")
 	r := h.req(`( setsid bash -c 'echo $BASHPID > "$PIDFILE"; exec sleep 600' & ) </dev/null >/dev/null 2>&1; sleep 600`)
 	r.Env["PIDFILE"] = path

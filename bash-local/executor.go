@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
 	"github.com/dsh-go/dsh/bash/backend"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/proctree"
 	"github.com/dsh-go/dsh/internal/sandbox"
 )
 
@@ -71,6 +72,11 @@ func New(cfg Config) (*Executor, error) {
 	cfg, scrub, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	// An escapee whose parent dies is re-parented here rather than to init: Close finds it by
+	// that even when it hides its tag (proctree.Tree.Orphans).
+	if err := proctree.BecomeSubreaper(); err != nil {
+		return nil, fmt.Errorf("bashlocal: become the child subreaper of the commands: %w", err)
 	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {

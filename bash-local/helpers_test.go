@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/sandboxtest"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/escapetest"
 	"github.com/dsh-go/dsh/internal/leaktest"
 	"github.com/dsh-go/dsh/internal/proctree"
 )
@@ -23,6 +24,7 @@ import (
 // child process or process carrying a tag of this test binary's executors is left behind.
 func TestMain(m *testing.M) {
 	sandboxtest.ProbeMain() // the escape suite's probe runs this binary
+	escapetest.Helper()
 	leaktest.Main(m, leaktest.Options{Tags: func() []string {
 		return []string{envpolicy.TagVar + "=" + strconv.Itoa(os.Getpid()) + ".*"}
 	}})
@@ -148,16 +150,7 @@ func pidFile(t *testing.T, name string) (string, func() int) {
 	p := filepath.Join(t.TempDir(), name)
 	return p, func() int {
 		t.Helper()
-		var pid int
-		waitFor(t, name+" to be written", func() bool {
-			b, err := os.ReadFile(p)
-			if err != nil || !strings.HasSuffix(string(b), "\n") {
-				return false
-			}
-			pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-			return err == nil
-		})
-		return pid
+		return escapetest.WaitPID(t, p)
 	}
 }
 

@@ -338,6 +338,28 @@ func TestRunPartialSpill(t *testing.T) {
 	}
 }
 
+// TestDeletedSpillDirIsMadeAgain checks that a spill directory deleted under the executor (a temp
+// cleaner, `rm -rf /tmp/*` from a command) does not leave every later overflow without its file.
+func TestDeletedSpillDirIsMadeAgain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Config{Limits: bash.Limits{MaxOutputBytes: 100}})
+	first := h.run(h.req("seq 1 1000")).Stdout.Spill.Path
+	if first == "" {
+		t.Fatal("no spill file: the test proves nothing")
+	}
+	if res := h.run(h.req("rm -rf '" + filepath.Dir(first) + "'")); exitCode(res) != "0" {
+		t.Fatalf("rm: %s", res.Stderr.Text())
+	}
+	second := h.run(h.req("seq 1 1000")).Stdout.Spill.Path
+	b, err := os.ReadFile(second)
+	if err != nil || !strings.HasSuffix(string(b), "\n1000\n") {
+		t.Fatalf("spill after the directory was deleted: %q (%v)", second, err)
+	}
+	if filepath.Dir(second) == filepath.Dir(first) || h.ex.SpillDir() != filepath.Dir(second) {
+		t.Errorf("spill %s, SpillDir %s: want a fresh directory in place of %s", second, h.ex.SpillDir(), filepath.Dir(first))
+	}
+}
+
 func TestCloseRemovesSpills(t *testing.T) {
 	t.Parallel()
 	for _, keep := range []bool{false, true} {

@@ -6,6 +6,9 @@
 //   - proctree: finding and stopping every process of a command's tree, escapees included.
 //   - sandbox: confining a command before it starts (Landlock, seccomp, no_new_privs, no
 //     capabilities) from a discarded OS thread, with no helper binary and no root.
+//   - supervisor: a supervisor process that keeps every command from outliving a killed
+//     harness.
 //   - leaktest: the checks every test binary runs for leaked goroutines, descriptors and
 //     processes.
+//   - escapetest: escapees that hide their tag, and running a test as an unprivileged user.
 package internal

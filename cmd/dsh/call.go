@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
+	"github.com/dsh-go/dsh/internal/supervisor"
 	"github.com/dsh-go/dsh/tools"
 )
 
@@ -30,7 +29,11 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dsh call: want TOOL and JSON arguments, got %d argument(s)\n%s", len(rest), usage)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if err := protect(); err != nil {
+		fmt.Fprintf(stderr, "dsh call: %v\n", err)
+		return exitTool
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), supervisor.Terminating()...)
 	defer stop()
 	cfg := f.config(stderr)
 	// The printed text may name a spill file holding the full output: it must outlive dsh call.

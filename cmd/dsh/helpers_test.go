@@ -23,6 +23,10 @@ import (
 // runs the tests and then checks that no goroutine, descriptor or child process the tests
 // started is left.
 func TestMain(m *testing.M) {
+	// A race-enabled binary sleeps a second before it exits (the race runtime's atexit_sleep_ms);
+	// every dsh run is two such exits, the worker's and the supervisor's. The dsh processes the
+	// tests start inherit this, and scripts get it in Setup.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	testscript.Main(leaktest.Wrap(m, leaktest.Options{KeepGC: true}), map[string]func(){
 		"dsh": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -16,9 +16,15 @@
 // or with -persistent one bash tool whose shell keeps its state between calls. With -policy
 // FILE a permission policy (github.com/dsh-go/dsh/bash-policy) decides every bash command before
 // it runs, and an ask goes to the client's user as an elicitation when the client can ask. Each
-// MCP session is one owner: its background tasks and its shell are its own and die with it. On SIGINT,
-// SIGTERM, or at the end of stdin once it has answered every request it read, it kills every
-// process it started and exits 0.
+// MCP session is one owner: its background tasks and its shell are its own and die with it. On a
+// signal that would end it (SIGINT, SIGTERM, SIGHUP, SIGQUIT, and the others of
+// supervisor.Terminating), or at the end of stdin once it has answered every request it read, it
+// kills every process it started and exits 0.
+//
+// dsh mcp and dsh call run as two processes on Linux: the one that was started stays as a
+// supervisor, forwarding signals and exiting as dsh does, and dsh runs as its child. When either
+// is killed (SIGKILL, an OOM kill, a crash), the other stops every process dsh started within a
+// second. Neither process's /proc files (its environment above all) can be read by the commands.
 //
 // `dsh call` runs one tool call in-process and prints the text the model would read (with
 // -present, one JSON object holding that text and the call's presentation). It exits 0 when
@@ -67,6 +73,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	bashpolicy "github.com/dsh-go/dsh/bash-policy"
+	"github.com/dsh-go/dsh/internal/supervisor"
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 )
 
@@ -241,8 +248,8 @@ func drainLimit(cfg config) time.Duration {
 }
 
 // runMCP is `dsh mcp`: one MCP session over stdin and stdout until the client closes stdin and
-// every request read has been answered, or a SIGINT or SIGTERM arrives; then every process is
-// killed and it exits 0.
+// every request read has been answered, or a terminating signal arrives (SIGINT, SIGTERM,
+// SIGHUP, SIGQUIT, any of supervisor.Terminating); then every process is killed and it exits 0.
 func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", stderr, true, false)
 	rest, code, ok := f.parse(args)
@@ -253,13 +260,19 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dsh mcp: unexpected arguments %q\n", rest)
 		return exitUsage
 	}
+	if err := protect(); err != nil {
+		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+		return exitTool
+	}
 	// A client that goes away must not kill dsh with SIGPIPE before it has cleaned up: with a
 	// handler installed, writes to the closed stdout fail with EPIPE instead. (Ignoring the
 	// signal instead would be inherited by every command.)
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Every signal that would end dsh ends it the way SIGTERM does: a closing terminal's SIGHUP
+	// or a SIGQUIT must not leave the commands running under init.
+	ctx, stop := signal.NotifyContext(context.Background(), supervisor.Terminating()...)
 	defer stop()
 	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr)
 }

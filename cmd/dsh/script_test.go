@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 // TestScripts runs the command-line scenarios in testdata/script: dsh call, dsh tools, and dsh
@@ -33,23 +35,28 @@ import (
 //	mcp recv              read and print the next message
 //	mcp eof               close dsh's stdin and do not wait (dsh answers what it read first)
 //	mcp close             close dsh's stdin (unless mcp eof did) and wait for it to exit; fails
-//	                      unless it exits 0
-//	mcp signal SIG        send SIGTERM or SIGINT, then wait as mcp close does
+//	                      unless it exits 0; dsh's stderr becomes the command's stderr
+//	mcp signal SIG        send SIG (TERM, HUP, KILL, …) to dsh, then wait as mcp close does
+//	                      (with !, expect dsh to fail or be killed)
+//	signal SIG FILE       send SIG to the process whose pid FILE holds (dsh's worker, say)
 //	waitfile FILE         wait until FILE holds a whole line
-//	gone [-wait] FILE     fail when the process whose pid FILE holds is alive (with -wait:
-//	                      still alive after 10 s)
+//	gone [-within D] FILE...
+//	                      fail when a process whose pid a FILE holds is alive (after D, when
+//	                      given: it must be gone within D)
 //	spillpath FILE NAME   set $NAME to the spill path FILE names in "full output: PATH]" and
 //	                      $NAMEdir to its directory
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("GORACE", os.Getenv("GORACE")) // see TestMain
 			env.Values[mcpKey{}] = &mcpProc{}
 			env.Defer(func() { env.Values[mcpKey{}].(*mcpProc).kill() })
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mcp":       cmdMCP,
+			"signal":    cmdSignal,
 			"waitfile":  cmdWaitfile,
 			"gone":      cmdGone,
 			"spillpath": cmdSpillpath,
@@ -101,6 +108,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		p.cmd.Dir = ts.Getenv("WORK")
 		p.cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"))
 		p.cmd.Stderr = &p.stderr
+		dieWithTest(p.cmd)
 		var err error
 		p.stdin, err = p.cmd.StdinPipe()
 		ts.Check(err)
@@ -181,18 +189,17 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		p.eof = true
 	case "close", "signal":
 		p.started(ts)
-		out := ts.Stdout() // replaces the previous command's stdout even when nothing comes
+		out, errOut := ts.Stdout(), ts.Stderr() // replace the previous command's even when nothing comes
 		if args[0] == "close" {
 			if !p.eof {
 				ts.Check(p.stdin.Close())
 				p.eof = true
 			}
 		} else {
-			sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[strings.Join(args[1:], "")]
-			if sig == 0 {
-				ts.Fatalf("usage: mcp signal TERM|INT")
+			if len(args) != 2 {
+				ts.Fatalf("usage: mcp signal SIG")
 			}
-			ts.Check(p.cmd.Process.Signal(sig))
+			ts.Check(p.cmd.Process.Signal(signalNamed(ts, args[1])))
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- p.cmd.Wait() }()
@@ -209,9 +216,7 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 		for line := range p.lines {
 			fmt.Fprintln(out, line) // messages nobody waited for
 		}
-		if p.stderr.Len() > 0 {
-			ts.Logf("dsh mcp stderr:\n%s", p.stderr.String())
-		}
+		fmt.Fprint(errOut, p.stderr.String()) // dsh's stderr, for the script to check
 		switch {
 		case err != nil && !neg:
 			ts.Fatalf("dsh mcp: %v", err)
@@ -297,24 +302,55 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
-	wait := len(args) == 2 && args[0] == "-wait"
-	if wait {
-		args = args[1:]
+// signalNamed returns the signal named name without its SIG prefix (TERM, HUP, KILL, …).
+func signalNamed(ts *testscript.TestScript, name string) syscall.Signal {
+	sig := unix.SignalNum("SIG" + name)
+	if sig == 0 {
+		ts.Fatalf("unknown signal %s", name)
 	}
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: gone [-wait] FILE")
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	return sig
+}
+
+// pidIn returns the pid that file holds.
+func pidIn(ts *testscript.TestScript, file string) int {
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(file)))
 	if err != nil {
-		ts.Fatalf("%s: %v", args[0], err)
+		ts.Fatalf("%s: %v", file, err)
 	}
-	if wait && waitGone(pid) {
-		return
+	return pid
+}
+
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal SIG FILE")
 	}
-	if alive(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		ts.Fatalf("process %d (from %s) is still alive", pid, args[0])
+	ts.Check(syscall.Kill(pidIn(ts, args[1]), signalNamed(ts, args[0])))
+}
+
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	var within time.Duration
+	if len(args) > 2 && args[0] == "-within" {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		within, args = d, args[2:]
+	}
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: gone [-within D] FILE...")
+	}
+	pids := make([]int, len(args))
+	for i, file := range args {
+		pids[i] = pidIn(ts, file)
+	}
+	eventually(within, func() bool { return !slices.ContainsFunc(pids, alive) })
+	var left []string
+	for i, pid := range pids {
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			left = append(left, fmt.Sprintf("process %d (from %s)", pid, args[i]))
+		}
+	}
+	if len(left) > 0 {
+		ts.Fatalf("still alive: %s", strings.Join(left, ", "))
 	}
 }
 

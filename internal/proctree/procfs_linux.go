@@ -76,18 +76,53 @@ func childrenOf(pid int) ([]int, bool) {
 	return kids, true
 }
 
-func hasTag(pid int, tag string, prefix bool) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+// readTag reports whether process pid carries tag (never, for an empty tag) and whether any
+// environment of it could be read. A process whose leader thread exited (pthread_exit in main)
+// reads ESRCH, or nothing, from /proc/PID/environ while its other threads still hold the
+// environment under /proc/PID/task/TID/environ: those are read then. A non-dumpable process
+// reads EACCES everywhere to a normal user.
+func readTag(pid int, tag string, prefix bool) (has, readable bool) {
+	base := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(base + "/environ")
+	if err == nil && len(b) > 0 {
+		return envHas(b, tag, prefix), true
+	}
+	readable = err == nil
+	d, err := os.Open(base + "/task")
 	if err != nil {
+		return false, readable
+	}
+	tids, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, tid := range tids {
+		if tid == strconv.Itoa(pid) {
+			continue
+		}
+		b, err := os.ReadFile(base + "/task/" + tid + "/environ")
+		if err != nil {
+			continue
+		}
+		if len(b) > 0 { // every thread shares the one environment: one read is the answer
+			return envHas(b, tag, prefix), true
+		}
+		readable = true
+	}
+	return false, readable
+}
+
+// envHas reports whether the NUL-separated environment env holds tag, or an entry starting with
+// tag when prefix is set. An empty tag is never held.
+func envHas(env []byte, tag string, prefix bool) bool {
+	if tag == "" {
 		return false
 	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, 0)
+	for len(env) > 0 {
+		i := bytes.IndexByte(env, 0)
 		var e []byte
 		if i < 0 {
-			e, b = b, nil
+			e, env = env, nil
 		} else {
-			e, b = b[:i], b[i+1:]
+			e, env = env[:i], env[i+1:]
 		}
 		if prefix && bytes.HasPrefix(e, []byte(tag)) || !prefix && string(e) == tag {
 			return true
@@ -99,10 +134,13 @@ func hasTag(pid int, tag string, prefix bool) bool {
 func signalExact(st Stat, sig syscall.Signal) {
 	fd, err := unix.PidfdOpen(st.PID, 0)
 	if err != nil {
-		if errors.Is(err, unix.ENOSYS) { // a kernel before 5.3: check, then kill(2)
-			if now, ok := readStat(st.PID); ok && now.StartTime == st.StartTime {
-				_ = unix.Kill(st.PID, sig)
-			}
+		if errors.Is(err, unix.ESRCH) {
+			return
+		}
+		// A kernel before 5.3 (ENOSYS), no descriptor left (EMFILE), a process the kernel will not
+		// pin: check, then kill(2). The window between the two is the pid reuse risk pidfds close.
+		if now, ok := readStat(st.PID); ok && now.StartTime == st.StartTime {
+			_ = unix.Kill(st.PID, sig)
 		}
 		return
 	}
@@ -114,6 +152,9 @@ func signalExact(st Stat, sig syscall.Signal) {
 }
 
 func reap(st Stat) {
+	if Owned(st.PID) {
+		return
+	}
 	now, ok := readStat(st.PID)
 	if !ok || now.StartTime != st.StartTime || !now.Dead() || now.PPID != os.Getpid() {
 		return
@@ -132,4 +173,17 @@ func becomeSubreaper() error {
 		subreaper.err = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	})
 	return subreaper.err
+}
+
+func setDumpable(on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return unix.Prctl(unix.PR_SET_DUMPABLE, uintptr(v), 0, 0, 0)
+}
+
+func dumpable() bool {
+	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	return err == nil && v == 1
 }

@@ -18,9 +18,11 @@ func TestParseStat(t *testing.T) {
 		ok   bool
 		want Stat
 	}{
-		{"42 (bash)" + " S" + rest, true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, StartTime: 12345}},
-		{"42 (bash) S 1 2 3 34816" + rest[8:], true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, TTY: 34816, StartTime: 12345}},
-		{"42 (my (odd) cmd) name)" + " Z" + rest, true, Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 2, Session: 3, StartTime: 12345}},
+		{"42 (bash)" + " S" + rest, true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, Threads: 1, StartTime: 12345}},
+		{"42 (bash) S 1 2 3 34816" + rest[8:], true, Stat{PID: 42, State: 'S', PPID: 1, PGRP: 2, Session: 3, TTY: 34816, Threads: 1, StartTime: 12345}},
+		{"42 (my (odd) cmd) name)" + " Z" + rest, true, Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 2, Session: 3, Threads: 1, StartTime: 12345}},
+		{"42 (lt) Z 1 2 3 0 -1 4227084 97 0 0 0 0 0 0 0 20 0 2 0 12345 0 0", true, Stat{PID: 42, State: 'Z', PPID: 1, PGRP: 2, Session: 3, Threads: 2, StartTime: 12345}},
+		{"42 (x) S 1 2 3 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 many 0 12345 0 0", false, Stat{}},
 		{"42 (x) S 1 2", false, Stat{}},
 		{"(x) S" + rest, false, Stat{}},
 		{"abc (x) S" + rest, false, Stat{}},
@@ -30,6 +32,25 @@ func TestParseStat(t *testing.T) {
 		got, ok := ParseStat(tc.line)
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("ParseStat(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestDead checks that a zombie is dead and a process whose leader thread alone exited is not.
+func TestDead(t *testing.T) {
+	for _, tc := range []struct {
+		st   Stat
+		dead bool
+	}{
+		{Stat{State: 'S', Threads: 1}, false},
+		{Stat{State: 'R', Threads: 4}, false},
+		{Stat{State: 'Z', Threads: 1}, true},
+		{Stat{State: 'Z', Threads: 0}, true},
+		{Stat{State: 'X', Threads: 1}, true},
+		{Stat{State: 'Z', Threads: 2}, false}, // pthread_exit in main, a thread still running
+	} {
+		if got := tc.st.Dead(); got != tc.dead {
+			t.Errorf("%+v.Dead() = %v, want %v", tc.st, got, tc.dead)
 		}
 	}
 }

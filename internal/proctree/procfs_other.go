@@ -16,14 +16,14 @@ func readStat(pid int) (Stat, bool) {
 	if err := unix.Kill(pid, 0); err != nil && err != unix.EPERM {
 		return Stat{}, false
 	}
-	return Stat{PID: pid, State: 'S'}, true
+	return Stat{PID: pid, State: 'S', Threads: 1}, true
 }
 
 func snapshot() ([]Stat, bool) { return nil, false }
 
 func childrenOf(int) ([]int, bool) { return nil, false }
 
-func hasTag(int, string, bool) bool { return false }
+func readTag(int, string, bool) (has, readable bool) { return false, false }
 
 // signalExact signals by pid alone: without pidfds or start times, a pid reused since st was
 // read cannot be told apart. Callers only signal processes they know are alive members.
@@ -32,3 +32,7 @@ func signalExact(st Stat, sig syscall.Signal) { _ = unix.Kill(st.PID, sig) }
 func reap(Stat) {}
 
 func becomeSubreaper() error { return nil }
+
+func setDumpable(bool) error { return nil }
+
+func dumpable() bool { return true }

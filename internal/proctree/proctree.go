@@ -1,9 +1,14 @@
 // Package proctree finds and stops every process of a command's tree: the members of its
 // process group or session, its descendants, and the processes that left both (setsid, a double
 // fork, nohup) but still carry the tag the command was started with (an environment entry such
-// as envpolicy.TagVar's). Stopping is one loop for
+// as envpolicy.TagVar's), read from any live thread of the process. Stopping is one loop for
 // every user: the soft signals, a grace period, SIGKILL, and "gone" only after two scans in a
 // row found nothing.
+//
+// A process that hides its tag (it made itself non-dumpable, so that a normal user cannot read
+// its environment) is found by ancestry instead: this process is the child subreaper of its
+// commands (BecomeSubreaper), so what escapes is re-parented here, and a child in another
+// session that no one here started and waits for (Own, StartOwned) is an escapee (Tree.Orphans).
 //
 // On Linux the tree is found through /proc and every process is signalled through a pidfd
 // after its start time was checked, so a recycled pid is never hit. Elsewhere there is no /proc
@@ -29,11 +34,16 @@ type Stat struct {
 	PGRP      int
 	Session   int
 	TTY       uint64 // the controlling terminal's device number, 0 for none
+	Threads   int    // live threads, counting a leader thread that exited while others run
 	StartTime uint64 // clock ticks after boot
 }
 
-// Dead reports whether the process has exited (a zombie waiting to be reaped, or dead).
-func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' || s.State == 'x' }
+// Dead reports whether the process has exited (a zombie waiting to be reaped, or dead). A
+// process whose leader thread exited while other threads run (pthread_exit in main) shows its
+// leader as a zombie but is alive: its thread count tells it apart.
+func (s Stat) Dead() bool {
+	return (s.State == 'Z' || s.State == 'X' || s.State == 'x') && s.Threads <= 1
+}
 
 // ParseStat parses the contents of /proc/PID/stat. The command name is in parentheses and may
 // itself contain spaces and parentheses, so fields are counted from the last ')'. It reports
@@ -55,14 +65,15 @@ func ParseStat(data string) (Stat, bool) {
 		return Stat{}, false
 	}
 	st := Stat{PID: pid, State: f[0][0]}
-	var errs [5]error
+	var errs [6]error
 	st.PPID, errs[0] = strconv.Atoi(f[1])
 	st.PGRP, errs[1] = strconv.Atoi(f[2])
 	st.Session, errs[2] = strconv.Atoi(f[3])
 	var tty int64
 	tty, errs[3] = strconv.ParseInt(f[4], 10, 64)
 	st.TTY = uint64(tty)
-	st.StartTime, errs[4] = strconv.ParseUint(f[19], 10, 64)
+	st.Threads, errs[4] = strconv.Atoi(f[17])
+	st.StartTime, errs[5] = strconv.ParseUint(f[19], 10, 64)
 	for _, e := range errs {
 		if e != nil {
 			return Stat{}, false
@@ -83,9 +94,14 @@ func Snapshot() ([]Stat, bool) { return snapshot() }
 func ChildrenOf(pid int) ([]int, bool) { return childrenOf(pid) }
 
 // HasTag reports whether process pid was started with the environment entry tag ("NAME=value"),
-// or with an entry that starts with tag when prefix is set. It reports false when the
-// environment cannot be read.
-func HasTag(pid int, tag string, prefix bool) bool { return hasTag(pid, tag, prefix) }
+// or with an entry that starts with tag when prefix is set. The environment is read from the
+// process or, when its leader thread has exited, from any of its live threads. It reports false
+// when no environment can be read (the process is gone, or made itself non-dumpable and this
+// process lacks CAP_SYS_PTRACE).
+func HasTag(pid int, tag string, prefix bool) bool {
+	has, _ := readTag(pid, tag, prefix)
+	return has
+}
 
 // Signal sends sig to the process st describes, and to no other: on Linux the pid is pinned
 // with a pidfd and its start time checked before the signal is sent (by kill(2) after the same
@@ -93,8 +109,8 @@ func HasTag(pid int, tag string, prefix bool) bool { return hasTag(pid, tag, pre
 func Signal(st Stat, sig syscall.Signal) { signalExact(st, sig) }
 
 // Reap collects the exit status of st when it is a zombie child of this process with st's start
-// time, so that an escapee re-parented here (see BecomeSubreaper) does not stay a zombie. Never
-// call it for a process an exec.Cmd waits for: it would steal that process's status.
+// time, so that an escapee re-parented here (see BecomeSubreaper) does not stay a zombie. It
+// never reaps an owned process (see Own): its exit status belongs to whoever waits for it.
 func Reap(st Stat) { reap(st) }
 
 // BecomeSubreaper makes this process the child subreaper of its descendants (Linux), so that a
@@ -103,3 +119,16 @@ func Reap(st Stat) { reap(st) }
 // often it is called; it returns the error of that one attempt (always nil outside Linux, where
 // there is no such thing).
 func BecomeSubreaper() error { return becomeSubreaper() }
+
+// SetDumpable sets whether this process is dumpable (Linux). A process that is not cannot be
+// read through /proc by other processes of its user, its own commands included: its
+// environment, memory, open files and working directory (its command line and stat stay
+// readable). It also gets no core dump and cannot be traced by its user. The setting is
+// process-wide and is reset by execve, so the commands this process starts are dumpable again
+// and their /proc files stay readable here. It returns the error of prctl(2); outside Linux it
+// does nothing and returns nil (darwin and freebsd show a process's environment to its user
+// through sysctl, which no call turns off).
+func SetDumpable(on bool) error { return setDumpable(on) }
+
+// Dumpable reports whether this process is dumpable (always true outside Linux).
+func Dumpable() bool { return dumpable() }

@@ -11,9 +11,10 @@ import (
 )
 
 // Tree says which processes belong to one command. A process belongs when it is the leader, a
-// member of the group or the session, carries the tag, descends from a member, or was once seen
-// as a member and is still the same process (pid and start time): a member that changes its
-// environment or leaves its session stays known.
+// member of the group or the session, carries the tag, is an orphan or a child of this process
+// as the options below say, descends from a member, or was once seen as a member and is still
+// the same process (pid and start time): a member that changes its environment or leaves its
+// session stays known.
 type Tree struct {
 	// Leader is the process an exec.Cmd started and waits for; 0 when there is none (a sweep).
 	// The package never reaps it.
@@ -26,6 +27,15 @@ type Tree struct {
 	// starts with Tag does. Empty: none.
 	Tag       string
 	TagPrefix bool
+	// Orphans makes members of the escapees that hide their tag: every live child of this
+	// process that runs in another session than this process, that no one here owns (see Own)
+	// and whose environment cannot be read (it made itself non-dumpable). This process must be a
+	// child subreaper (BecomeSubreaper) for escapees to be re-parented to it. An orphan cannot be
+	// told apart from the escapees of another tree, so only a sweep of every tree should set it.
+	Orphans bool
+	// Descendants makes members of every descendant of this process: the last sweep of a
+	// process that is about to exit.
+	Descendants bool
 }
 
 // DefaultPoll is how often a stopping tree is checked for survivors.
@@ -99,19 +109,26 @@ func (s *Stopper) Members() []Stat {
 }
 
 func (s *Stopper) scanLocked() []Stat {
+	if s.tree.Orphans { // no child may be half-started (unreadable, unowned) while orphans are told
+		owned.start.Lock()
+		defer owned.start.Unlock()
+	}
 	all, ok := snapshot()
 	if !ok {
 		return s.fallbackMembers()
 	}
-	self := os.Getpid()
+	me := self{pid: os.Getpid()}
 	in := map[int]bool{}
 	var members []Stat
 	byParent := map[int][]int{}
 	for i, st := range all {
 		byParent[st.PPID] = append(byParent[st.PPID], i)
+		if st.PID == me.pid {
+			me.session = st.Session
+		}
 	}
 	for i, st := range all {
-		if st.PID == self || in[st.PID] || !s.belongs(st) {
+		if st.PID == me.pid || in[st.PID] || !s.belongs(st, me) {
 			continue
 		}
 		in[st.PID] = true
@@ -119,7 +136,7 @@ func (s *Stopper) scanLocked() []Stat {
 	}
 	for j := 0; j < len(members); j++ { // descendants of members belong
 		for _, i := range byParent[members[j].PID] {
-			if st := all[i]; !in[st.PID] && st.PID != self {
+			if st := all[i]; !in[st.PID] && st.PID != me.pid {
 				in[st.PID] = true
 				members = append(members, st)
 			}
@@ -140,18 +157,30 @@ func (s *Stopper) scanLocked() []Stat {
 	return live
 }
 
-func (s *Stopper) belongs(st Stat) bool {
+// self is this process as a scan sees it.
+type self struct{ pid, session int }
+
+func (s *Stopper) belongs(st Stat, me self) bool {
 	t := s.tree
 	switch {
 	case st.PID == t.Leader,
 		t.Group > 0 && st.PGRP == t.Group,
-		t.Session > 0 && st.Session == t.Session:
+		t.Session > 0 && st.Session == t.Session,
+		t.Descendants && st.PPID == me.pid:
 		return true
 	}
 	if start, ok := s.known[st.PID]; ok && start == st.StartTime {
 		return true
 	}
-	return t.Tag != "" && !st.Dead() && hasTag(st.PID, t.Tag, t.TagPrefix)
+	if st.Dead() {
+		return false
+	}
+	orphan := t.Orphans && st.PPID == me.pid && st.Session != me.session && !Owned(st.PID)
+	if t.Tag == "" && !orphan {
+		return false
+	}
+	has, readable := readTag(st.PID, t.Tag, t.TagPrefix)
+	return has || orphan && !readable
 }
 
 // fallbackMembers is the tree without a process table: the leader and, standing for the group,

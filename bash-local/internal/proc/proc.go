@@ -47,6 +47,7 @@ type Exit struct {
 // Process is a started process tree. Its methods are safe for concurrent use.
 type Process struct {
 	cmd     *exec.Cmd
+	release func() // ends the leader's record as owned, once it is reaped
 	exited  chan struct{}
 	settled chan struct{}
 	exit    Exit
@@ -110,7 +111,15 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 		cmd.ExtraFiles, cmd.Env = []*os.File{gateR}, env
 		start = func() error { return o.Confine(cmd) }
 	}
-	if err := start(); err != nil {
+	// Owned from before the fork until it is reaped: the executor-wide sweep (NewSweep) must never
+	// take it for an escapee, nor reap it under cmd.Wait.
+	release, err := proctree.StartOwned(func() (int, error) {
+		if err := start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	started = true
@@ -118,7 +127,7 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 		openGate(gateW, o.Env)
 	}
 
-	p = &Process{cmd: cmd, exited: make(chan struct{}), settled: make(chan struct{})}
+	p = &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{})}
 	pid := cmd.Process.Pid
 	p.stop = proctree.NewStopper(
 		proctree.Tree{Leader: pid, Group: pid, Tag: envpolicy.TagVar + "=" + o.Tag},
@@ -204,6 +213,7 @@ func collect(outR, errR *os.File, stdout, stderr io.Writer, wg *sync.WaitGroup) 
 // and closes the parent's ends.
 func (p *Process) waitAndSettle(outR, errR *os.File, drained <-chan struct{}, grace time.Duration) {
 	err := p.cmd.Wait()
+	p.release()
 	p.exit = exitFacts(p.cmd.ProcessState, err)
 	close(p.exited)
 	t := time.NewTimer(grace)
@@ -280,10 +290,12 @@ func (p *Process) GroupAlive() bool { return p.stop.GroupAlive() }
 // Stopped is closed once a Terminate or ForceKill has seen the whole tree gone.
 func (p *Process) Stopped() <-chan struct{} { return p.stop.Stopped() }
 
-// NewSweep returns a stopper for every process carrying a tag that starts with tagPrefix: the
-// executor's last sweep for descendants that outlived their task's bookkeeping. It never reaps:
-// it may see the leaders of live tasks, whose exit status belongs to their exec.Cmd.
+// NewSweep returns a stopper for every process carrying a tag that starts with tagPrefix and for
+// every orphan (proctree.Tree.Orphans: a child of this process, in another session, that no one
+// here started and whose environment cannot be read): the executor's last sweep for descendants
+// that outlived their task's bookkeeping. It reaps what it stops, never an owned process (the
+// leaders of live tasks, whose exit status belongs to their exec.Cmd).
 func NewSweep(tagPrefix string, grace time.Duration, wg *sync.WaitGroup) *proctree.Stopper {
-	return proctree.NewStopper(proctree.Tree{Tag: envpolicy.TagVar + "=" + tagPrefix, TagPrefix: true},
-		proctree.StopOptions{Grace: grace, WG: wg})
+	return proctree.NewStopper(proctree.Tree{Tag: envpolicy.TagVar + "=" + tagPrefix, TagPrefix: true, Orphans: true},
+		proctree.StopOptions{Grace: grace, Reap: true, WG: wg})
 }
