@@ -339,7 +339,10 @@ func workPipes(c *kc) {
 func workGoBuild(c *kc) {
 	c.write(filepath.Join(c.W, "go.mod"), "module example.com/hello\n\ngo 1.21\n")
 	c.write(filepath.Join(c.W, "main.go"), "package main\n\nfunc main() { println(\"built\") }\n")
-	res := c.run(`GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -o hello . && ./hello 2> out`)
+	// The build cache defaults to $XDG_CACHE_HOME/go-build, which the executor points into the
+	// private TMPDIR. A GOCACHE inherited from the harness (CI sets one) lies outside the writable
+	// roots and must fail there, so the case runs without it.
+	res := c.run(`unset GOCACHE; GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -o hello . && ./hello 2> out`)
 	c.holds(filepath.Join(c.W, "out"), "built", "go build in the workspace", res)
 }
 
