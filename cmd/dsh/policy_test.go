@@ -249,10 +249,13 @@ func TestRedaction(t *testing.T) {
 	}
 	started := text(c.call("bash", bashArgs("cat creds", map[string]any{"run_in_background": true})))
 	id := strings.TrimPrefix(started, "started background task ")
+	// Each read returns only what is new, so the output may come in a read before the one that
+	// reports completion: keep every read.
 	var read string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) { // polling the task, bounded
-		read = text(c.call("bash_output", `{"task_id":"`+id+`"}`))
-		if strings.Contains(read, "status: completed") {
+		next := text(c.call("bash_output", `{"task_id":"`+id+`"}`))
+		read += next
+		if strings.Contains(next, "status: completed") {
 			break
 		}
 	}
