@@ -12,6 +12,11 @@ require (
 )
 
 require (
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+)
+
+require (
 	github.com/dsh-go/dsh/internal v0.1.0
 	github.com/google/jsonschema-go v0.4.3 // indirect
 )

@@ -6,7 +6,6 @@ require (
 	github.com/dsh-go/dsh/bash v0.1.0
 	github.com/dsh-go/dsh/bash-local v0.1.0
 	github.com/dsh-go/dsh/tools v0.1.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -17,5 +16,6 @@ require (
 
 require (
 	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )

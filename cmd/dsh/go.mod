@@ -11,7 +11,6 @@ require (
 	github.com/dsh-go/dsh/tools v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0
-	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 )
 
@@ -31,5 +30,6 @@ require (
 
 require (
 	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
