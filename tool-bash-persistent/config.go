@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dsh-go/dsh/bash"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -50,6 +52,13 @@ type Config struct {
 	Env map[string]string
 	// KillGrace is how long a closing shell's processes get between SIGTERM and SIGKILL (2 s).
 	KillGrace time.Duration
+	// Sandbox confines every shell (Linux): the whole shell runs in it, so every command of it
+	// does. Its mode is off (the zero value), read-only (write only the tool's private TMPDIR)
+	// or workspace-write (also Workdir and the policy's WritableRoots); Network and DenyRead as
+	// for the one-shot executor (see bash.Sandbox). On a machine that cannot enforce it, New
+	// returns an error matching bash.ErrSandboxUnavailable unless BestEffort is set. New refuses
+	// an invalid policy with an error naming the field.
+	Sandbox bash.Sandbox
 }
 
 func (c Config) withDefaults() (Config, error) {

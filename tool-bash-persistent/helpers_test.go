@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dsh-go/dsh/internal/escapetest"
 	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 	"github.com/dsh-go/dsh/tools"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	escapetest.Helper() // the hidden escapee of TestCloseStopsHiddenEscapees is this binary
 	// Open the runtime's poller descriptors once, so per-test descriptor counts compare alike.
 	if p, t, err := pty.Open(); err == nil {
 		p.Close()

@@ -1,20 +1,15 @@
 package persistentbash
 
 import (
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/dsh-go/dsh/tools"
 )
 
-var exitCodeLine = regexp.MustCompile(`(?:^|\n)\[exit code: (\d{1,3})\]$`)
-
-// presentResult shows a result on the call's terminal card: the text without its final
-// "[exit code: N]" line, and N as the exit code (0 when the line is absent). A result that
-// ends with the reset notice (the shell exited or the call timed out) has no exit code, and a
-// failed call is shown as a console block on the generic card. The exit code is read back from
-// the text, so output whose own last line is exactly "[exit code: N]" shows that code.
+// presentResult shows a result on the call's terminal card: the text without the tool's own
+// trailing lines (as many as its facts say), and the command's exit code from its facts (none
+// when the shell was reset or the call timed out). A failed call is a console block on the
+// generic card; a result without facts gets no presentation: the text alone is no evidence.
 func presentResult(_ Args, r tools.Result) (tools.ResultView, bool) {
 	if len(r.Content) != 1 || r.Content[0].Type != "text" {
 		return tools.ResultView{}, false
@@ -23,13 +18,26 @@ func presentResult(_ Args, r tools.Result) (tools.ResultView, bool) {
 	if r.IsError {
 		return tools.ResultView{Content: []tools.Content{tools.ConsoleBlock(text)}}, true
 	}
-	if strings.HasSuffix(text, ResetText) {
-		return tools.ResultView{Terminal: &tools.TerminalResult{Output: text}}, true
+	f, ok := factsOf(r)
+	if !ok {
+		return tools.ResultView{}, false
 	}
-	code := 0
-	if m := exitCodeLine.FindStringSubmatchIndex(text); m != nil {
-		code, _ = strconv.Atoi(text[m[2]:m[3]])
-		text = text[:m[0]]
+	view := &tools.TerminalResult{Output: withoutLastLines(text, f.Trailer), ExitCode: f.ExitCode, Signal: f.ShellSignal, TimedOut: f.Outcome == "timed-out"}
+	if f.Reset || f.Outcome == "timed-out" {
+		view.Output = text // the reset notice belongs on the card
+		view.ExitCode = nil
 	}
-	return tools.ResultView{Terminal: &tools.TerminalResult{Output: text, ExitCode: &code}}, true
+	return tools.ResultView{Terminal: view}, true
+}
+
+// withoutLastLines returns text without its last n lines (and the newline before them).
+func withoutLastLines(text string, n int) string {
+	for ; n > 0 && text != ""; n-- {
+		i := strings.LastIndexByte(text, '\n')
+		if i < 0 {
+			return ""
+		}
+		text = text[:i]
+	}
+	return text
 }

@@ -2,15 +2,20 @@ package persistentbash
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/proctree"
 
 	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 	"github.com/dsh-go/dsh/tools"
@@ -52,9 +57,11 @@ var (
 // leaves the queue and never starts a shell. Calls of different owners run in parallel. All
 // methods are safe for concurrent use.
 type Shells struct {
-	cfg  Config
-	tool *tools.Tool
-	env  []string
+	cfg     Config
+	tool    *tools.Tool
+	env     []string
+	confine *confinement // nil: no sandbox
+	prefix  string       // of every shell's tag: the Close sweep finds all of them by it
 
 	life   context.Context // cancelled by Close, so pending starts and runs end
 	cancel context.CancelCauseFunc
@@ -76,6 +83,7 @@ type owner struct {
 	turn   chan struct{}
 	queued atomic.Int32 // calls waiting for turn
 	shell  *ptyshell.Shell
+	dir    string // where shell started
 	gone   bool
 }
 
@@ -90,24 +98,39 @@ func New(cfg Config) (*Shells, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistentbash: %w", err)
 	}
+	confine, err := newConfinement(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Shells{
-		cfg:    cfg,
-		env:    scrub.Environ(os.Environ(), cfg.Env),
-		owners: map[string]*owner{},
+		cfg:     cfg,
+		env:     scrub.Environ(os.Environ(), cfg.Env),
+		confine: confine,
+		prefix:  strconv.Itoa(os.Getpid()) + "." + newID(),
+		owners:  map[string]*owner{},
 	}
 	s.life, s.cancel = context.WithCancelCause(context.Background())
-	s.tool, err = tools.New(ToolName, cfg.Description, s.call,
+	s.tool, err = tools.New(ToolName, cfg.Description+confine.description(), s.call,
 		tools.WithTitle[Args](ToolTitle),
 		// A command can do anything the user can, including reach the network.
 		tools.WithAnnotations[Args](tools.Annotations{DestructiveHint: true, OpenWorldHint: true}),
+		tools.WithOutput[Args, Facts](),
 		tools.WithCallView(func(a Args) (tools.CallView, bool) {
 			return tools.CallView{Terminal: &tools.TerminalCall{Command: a.Command}}, true
 		}),
 		tools.WithResultView(presentResult))
 	if err != nil {
+		confine.close()
 		return nil, fmt.Errorf("persistentbash: %w", err)
 	}
 	return s, nil
+}
+
+// newID returns 8 random bytes in hex.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Tool returns the model-facing bash tool, to register in a [tools.Registry].
@@ -154,7 +177,7 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 	runCtx, cancelRun := context.WithTimeoutCause(base, s.cfg.Timeout, errTimedOut)
 	defer cancelRun()
 
-	sh, err := s.shellFor(runCtx, o, call.Agent.Dir)
+	sh, dir, err := s.shellFor(runCtx, o, call.Agent)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -164,7 +187,8 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 		s.drop(o, sh)
 		switch {
 		case errors.Is(cause, errTimedOut):
-			return tools.Text(timeoutText(s.cfg.Timeout, res.Output)), nil
+			text := timeoutText(s.cfg.Timeout, res.Output)
+			return withFacts(text, Facts{Outcome: "timed-out", Reset: true, OmittedChars: res.Output.OmittedChars, Sandbox: s.sandboxName(), Trailer: 1})
 		case errors.Is(cause, errDisposed):
 			return tools.Result{}, errDisposed
 		case ctx.Err() != nil:
@@ -176,7 +200,20 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 	if reset {
 		s.drop(o, sh)
 	}
-	return tools.Text(text), nil
+	output := outputText(res.Output)
+	failed := res.Outcome == ptyshell.Completed && res.ExitCode != 0 || res.Outcome == ptyshell.ShellExited
+	text = joinLines(text, s.confine.notes(failed, output, dir))
+	facts := runFacts(res, reset, output, text)
+	facts.Sandbox = s.sandboxName()
+	return withFacts(text, facts)
+}
+
+// sandboxName is the sandbox policy the shells run in, for the facts ("" without one).
+func (s *Shells) sandboxName() string {
+	if s.confine == nil {
+		return ""
+	}
+	return s.confine.resolved.String()
 }
 
 // admit returns the owner's slot, creating it, and counts the call; it fails once the tool is
@@ -199,54 +236,75 @@ func (s *Shells) admit(ctx context.Context, name string) (*owner, error) {
 	return o, nil
 }
 
-// shellFor returns the owner's shell, starting one in dir (resolved against Workdir) when it
-// has none. The caller holds the owner's turn.
-func (s *Shells) shellFor(ctx context.Context, o *owner, dir string) (*ptyshell.Shell, error) {
+// shellFor returns the owner's shell, starting one in the agent's directory (resolved against
+// Workdir) when it has none, and the directory the shell started in. The caller holds the
+// owner's turn.
+func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*ptyshell.Shell, string, error) {
 	s.mu.Lock()
-	sh, closed, gone := o.shell, s.closed, o.gone
+	sh, dir, closed, gone := o.shell, o.dir, s.closed, o.gone
 	s.mu.Unlock()
 	switch {
 	case closed:
-		return nil, ErrClosed
+		return nil, "", ErrClosed
 	case gone:
-		return nil, errReleased
+		return nil, "", errReleased
 	}
 	if sh != nil {
-		return sh, nil
+		return sh, dir, nil
 	}
-	switch {
+	switch dir = agent.Dir; {
 	case dir == "":
 		dir = s.cfg.Workdir
 	case !filepath.IsAbs(dir):
 		dir = filepath.Join(s.cfg.Workdir, dir)
 	}
-	sh, err := ptyshell.Start(ctx, ptyshell.Config{
+	cfg := ptyshell.Config{
 		Bash:           s.cfg.Bash,
 		Dir:            dir,
-		Env:            s.env,
+		Env:            append(slices.Clip(s.env), s.sessionEnv(agent, dir)...),
 		MaxOutputChars: s.cfg.MaxOutputChars,
 		KillGrace:      s.cfg.KillGrace,
-	})
+		TagPrefix:      s.prefix,
+	}
+	if s.confine != nil {
+		cfg.Start = s.confine.prepared.Start
+	}
+	sh, err := ptyshell.Start(ctx, cfg)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errDisposed) {
-			return nil, errDisposed
+			return nil, "", errDisposed
 		}
-		return nil, fmt.Errorf("persistent bash shell did not start: %w", err)
+		return nil, "", fmt.Errorf("persistent bash shell did not start: %w", err)
 	}
 	s.mu.Lock()
 	closed, gone = s.closed, o.gone
 	if !closed && !gone {
-		o.shell = sh
+		o.shell, o.dir = sh, dir
 	}
 	s.mu.Unlock()
 	if closed || gone {
 		_ = sh.Close()
 		if closed {
-			return nil, ErrClosed
+			return nil, "", ErrClosed
 		}
-		return nil, errReleased
+		return nil, "", errReleased
 	}
-	return sh, nil
+	return sh, dir, nil
+}
+
+// sessionEnv returns the session facts a shell of agent sees, set explicitly over anything of
+// the same name (the scrub of ambient DSH_* variables stays): DSH_SHELL=persistent,
+// DSH_SESSION_ID (the agent's opaque session id, never its owner token) and DSH_HOME (the
+// directory the shell started in), then the sandbox's TMPDIR and cache directory.
+func (s *Shells) sessionEnv(agent *tools.Agent, dir string) []string {
+	env := []string{"DSH_SHELL=persistent", "DSH_HOME=" + dir}
+	if agent.Session != "" {
+		env = append(env, "DSH_SESSION_ID="+agent.Session)
+	}
+	for k, v := range s.confine.env() {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 // drop forgets the owner's shell sh and closes it.
@@ -328,8 +386,28 @@ func (s *Shells) close(ctx context.Context) error {
 		}
 		<-closed
 	}
+	errs = append(errs, s.sweep(ctx))
+	s.confine.close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("persistentbash: close: %w", err)
 	}
 	return nil
+}
+
+// sweep stops what the closed shells left behind: every process carrying a tag of these shells,
+// and the escapees that hide their tag (children of this process, a child subreaper, in another
+// session, that nothing started and waits for), reaping them. ctx bounds the grace period; it
+// returns ctx's error when it cut the wait short.
+func (s *Shells) sweep(ctx context.Context) error {
+	stop := proctree.NewStopper(proctree.Tree{Tag: ptyshell.TagVar + "=" + s.prefix, TagPrefix: true, Orphans: true},
+		proctree.StopOptions{Grace: s.cfg.KillGrace, Reap: true})
+	stop.Terminate()
+	select {
+	case <-stop.Stopped():
+		return nil
+	case <-ctx.Done():
+		stop.ForceKill()
+		<-stop.Stopped()
+		return context.Cause(ctx)
+	}
 }

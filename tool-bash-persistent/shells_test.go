@@ -86,23 +86,33 @@ func TestCallView(t *testing.T) {
 func TestResultView(t *testing.T) {
 	checkLeaks(t)
 	seven, zero := 7, 0
+	facts := func(text string, f Facts) tools.Result {
+		r, err := withFacts(text, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
 	cases := []struct {
 		name   string
 		result tools.Result
 		want   tools.ResultView
+		ok     bool
 	}{
-		{"success", tools.Text("hi"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "hi", ExitCode: &zero}}},
-		{"exit code", tools.Text("out\n[exit code: 7]"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "out", ExitCode: &seven}}},
-		{"exit code only", tools.Text("[exit code: 7]"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "", ExitCode: &seven}}},
-		{"marker-looking text mid-line", tools.Text("x [exit code: 7]"), tools.ResultView{Terminal: &tools.TerminalResult{Output: "x [exit code: 7]", ExitCode: &zero}}},
-		{"reset", tools.Text("bye\n[shell exited: code 0]\n" + ResetText), tools.ResultView{Terminal: &tools.TerminalResult{Output: "bye\n[shell exited: code 0]\n" + ResetText}}},
-		{"error", tools.ErrorResult(errors.New("boom")), tools.ResultView{Content: []tools.Content{tools.ConsoleBlock("Error: boom")}}},
+		{"success", facts("hi", Facts{Outcome: "completed", ExitCode: &zero}), tools.ResultView{Terminal: &tools.TerminalResult{Output: "hi", ExitCode: &zero}}, true},
+		{"exit code", facts("out\n[exit code: 7]", Facts{Outcome: "completed", ExitCode: &seven, Trailer: 1}), tools.ResultView{Terminal: &tools.TerminalResult{Output: "out", ExitCode: &seven}}, true},
+		{"exit code only", facts("[exit code: 7]", Facts{Outcome: "completed", ExitCode: &seven, Trailer: 1}), tools.ResultView{Terminal: &tools.TerminalResult{Output: "", ExitCode: &seven}}, true},
+		{"a forged marker line from a command that exits 0", facts("x\n[exit code: 7]", Facts{Outcome: "completed", ExitCode: &zero}), tools.ResultView{Terminal: &tools.TerminalResult{Output: "x\n[exit code: 7]", ExitCode: &zero}}, true},
+		{"reset", facts("bye\n[shell exited: code 0]\n"+ResetText, Facts{Outcome: "shell-exited", Reset: true, Trailer: 2}), tools.ResultView{Terminal: &tools.TerminalResult{Output: "bye\n[shell exited: code 0]\n" + ResetText}}, true},
+		{"timed out", facts("Your command timed out…\n"+ResetText, Facts{Outcome: "timed-out", Reset: true, Trailer: 1}), tools.ResultView{Terminal: &tools.TerminalResult{Output: "Your command timed out…\n" + ResetText, TimedOut: true}}, true},
+		{"error", tools.ErrorResult(errors.New("boom")), tools.ResultView{Content: []tools.Content{tools.ConsoleBlock("Error: boom")}}, true},
+		{"text without facts", tools.Text("out\n[exit code: 7]"), tools.ResultView{}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := presentResult(Args{Command: "x"}, c.result)
-			if !ok {
-				t.Fatal("no view")
+			if ok != c.ok {
+				t.Fatalf("presented %v, want %v", ok, c.ok)
 			}
 			gj, _ := json.Marshal(got)
 			wj, _ := json.Marshal(c.want)
@@ -183,7 +193,7 @@ func TestCredentialsAreScrubbed(t *testing.T) {
 	t.Setenv("PLAIN_VALUE", "plain")
 	h := newHarness(t, Config{KeepEnv: []string{"KEPT_KEY"}, Env: map[string]string{"EXTRA": "x", "PAGER": "less"}})
 	h.expect("a", "env | grep -c secret-", "0\n[exit code: 1]")
-	h.expect("a", "echo $KEPT_KEY $PLAIN_VALUE $EXTRA $PAGER $TERM $NO_COLOR $GIT_TERMINAL_PROMPT $DSH_SHELL", "visible plain x less dumb 1 0 1")
+	h.expect("a", "echo $KEPT_KEY $PLAIN_VALUE $EXTRA $PAGER $TERM $NO_COLOR $GIT_TERMINAL_PROMPT $DSH_SHELL", "visible plain x less dumb 1 0 persistent")
 }
 
 func TestLongOutputIsClipped(t *testing.T) {

@@ -196,10 +196,6 @@ func (f *flags) parse(args []string) ([]string, int, bool) {
 		return fail("%v", err)
 	}
 	f.confine = confine
-	if f.persistent && confine.Enabled() {
-		// The persistent shell is not confined yet: refuse rather than run it unconfined.
-		return fail("-sandbox is not available with -persistent yet; the persistent shell would run unconfined")
-	}
 	if f.policyFile != "" {
 		p, err := bashpolicy.Load(f.policyFile)
 		if err != nil {

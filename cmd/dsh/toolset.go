@@ -72,7 +72,7 @@ func newToolset(cfg config, agents func(owner string) (*tools.Agent, bool)) (*to
 	cfg.Workdir = dir
 	ts := &toolset{dir: dir}
 	if cfg.Persistent {
-		sh, err := persistentbash.New(persistentbash.Config{Workdir: cfg.Workdir, Timeout: cfg.Timeout})
+		sh, err := persistentbash.New(persistentbash.Config{Workdir: cfg.Workdir, Timeout: cfg.Timeout, Sandbox: cfg.Sandbox})
 		if err != nil {
 			return nil, err
 		}

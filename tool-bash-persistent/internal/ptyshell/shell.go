@@ -1,6 +1,7 @@
 package ptyshell
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,8 +57,7 @@ type Config struct {
 	Bash string
 	// Dir is the shell's initial working directory; empty means the current one.
 	Dir string
-	// Env is the environment (NAME=value entries) before Start sets TERM=dumb, DSH_SHELL=1
-	// and TagVar, and drops PS1, PS2, PROMPT_COMMAND, IGNOREEOF, HISTFILE and HISTSIZE (the
+	// Env is the environment (NAME=value entries) before Start sets TERM=dumb and TagVar, and drops PS1, PS2, PROMPT_COMMAND, IGNOREEOF, HISTFILE and HISTSIZE (the
 	// set-up gives them values of its own, never exported). Start does not scrub it; the
 	// caller does.
 	Env []string
@@ -68,6 +68,13 @@ type Config struct {
 	MaxOutputChars int
 	// KillGrace is how long Close waits after SIGHUP and SIGTERM before SIGKILL (2 s).
 	KillGrace time.Duration
+	// TagPrefix starts the value of the shell's TagVar, so that an owner of several shells can
+	// sweep all of them by prefix (empty: this process's pid). The rest is random.
+	TagPrefix string
+	// Start starts the shell's process (exec.Cmd.Start when nil): a sandbox confines it here.
+	// The shell reads only its set-up before its first prompt, so a confining Start needs no
+	// gate before the command runs.
+	Start func(*exec.Cmd) error
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -207,6 +214,7 @@ type Result struct {
 type Shell struct {
 	cfg     Config
 	cmd     *exec.Cmd
+	release func() // ends the shell's entry in proctree's owned registry, once reaped
 	ptmx    *os.File
 	pid     int
 	tty     uint64 // device number of the terminal
@@ -254,7 +262,7 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	s := &Shell{
 		cfg:        cfg,
 		token:      newNonce(),
-		tag:        TagVar + "=" + strconv.Itoa(os.Getpid()) + "-" + newNonce(),
+		tag:        TagVar + "=" + cmp.Or(cfg.TagPrefix, strconv.Itoa(os.Getpid())) + "-" + newNonce(),
 		notify:     make(chan struct{}, 1),
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
@@ -309,12 +317,25 @@ func (s *Shell) spawn(setup string) error {
 
 	cmd := exec.Command(s.cfg.Bash, "--noprofile", "--rcfile", setup, "-i")
 	cmd.Dir = s.cfg.Dir
-	cmd.Env = environ(s.cfg.Env, []string{"TERM=dumb", "DSH_SHELL=1", "BASH_SILENCE_DEPRECATION_WARNING=1", s.tag})
+	cmd.Env = environ(s.cfg.Env, []string{"TERM=dumb", "BASH_SILENCE_DEPRECATION_WARNING=1", s.tag})
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
+	start := s.cfg.Start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	// Owned from before the fork until it is reaped: an executor's sweep in the same process must
+	// never take a half-started shell for an escapee.
+	release, err := proctree.StartOwned(func() (int, error) {
+		if err := start(cmd); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err != nil {
 		return fail("start bash", err)
 	}
+	s.release = release
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
 	s.argv = strings.Join(cmd.Args, "\x00") + "\x00"
 	s.san = newSanitizer(newMarkers(s.token, s.pid).match)
@@ -491,6 +512,7 @@ func (s *Shell) emit(kind eventKind, text string, status int) {
 // wait is the waiter goroutine: it reaps the shell and records how it ended.
 func (s *Shell) wait() {
 	_ = s.cmd.Wait()
+	s.release()
 	e := Exit{}
 	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		e.Known = true

@@ -1,0 +1,83 @@
+package persistentbash
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
+	"github.com/dsh-go/dsh/tools"
+)
+
+// Facts are the facts of a bash result, carried in tools.Result.Structured (an MCP client reads
+// them as structuredContent): the text is rendered from the same run, and the card reads these,
+// never the text, so output that looks like a marker fools nobody.
+type Facts struct {
+	Outcome       string `json:"outcome" jsonschema:"completed, continuation (the command was incomplete), at-prompt, shell-exited, lost or timed-out."`
+	ExitCode      *int   `json:"exitCode,omitempty" jsonschema:"The command's exit status, when it completed."`
+	ShellExitCode *int   `json:"shellExitCode,omitempty" jsonschema:"The shell's exit status, when the shell exited."`
+	ShellSignal   string `json:"shellSignal,omitempty" jsonschema:"The signal that killed the shell, when one did."`
+	Reset         bool   `json:"reset,omitempty" jsonschema:"The shell was replaced: the next call starts a fresh one."`
+	OmittedChars  int64  `json:"omittedChars,omitempty" jsonschema:"Characters clipped from the middle of the output."`
+	StdinEOF      bool   `json:"stdinEOF,omitempty" jsonschema:"A program waiting for terminal input was sent end-of-file."`
+	Sandbox       string `json:"sandbox,omitempty" jsonschema:"The sandbox the shell runs in, when one applies."`
+	Trailer       int    `json:"trailer" jsonschema:"How many lines at the end of the text are the tool's own notices and markers."`
+}
+
+// outcomeName names r's outcome for the facts.
+func outcomeName(r ptyshell.Result) string {
+	switch r.Outcome {
+	case ptyshell.Completed:
+		return "completed"
+	case ptyshell.Continuation:
+		return "continuation"
+	case ptyshell.ShellExited:
+		return "shell-exited"
+	case ptyshell.Lost:
+		return "lost"
+	}
+	return "at-prompt"
+}
+
+// runFacts returns the facts of a finished run whose text starts with output; text is the whole
+// result text.
+func runFacts(r ptyshell.Result, reset bool, output, text string) Facts {
+	f := Facts{Outcome: outcomeName(r), Reset: reset, OmittedChars: r.Output.OmittedChars, StdinEOF: r.StdinEOFs > 0,
+		Trailer: trailerLines(output, text)}
+	switch r.Outcome {
+	case ptyshell.Completed:
+		code := r.ExitCode
+		f.ExitCode = &code
+	case ptyshell.ShellExited:
+		if r.Exit.Known && r.Exit.Signal != "" {
+			f.ShellSignal = r.Exit.Signal
+		} else if r.Exit.Known {
+			code := r.Exit.Code
+			f.ShellExitCode = &code
+		}
+	}
+	return f
+}
+
+// trailerLines counts the lines of text after output (which text starts with, joined by a
+// newline).
+func trailerLines(output, text string) int {
+	rest := strings.TrimPrefix(text, output)
+	if output != "" {
+		rest = strings.TrimPrefix(rest, "\n")
+	}
+	if rest == "" {
+		return 0
+	}
+	return strings.Count(rest, "\n") + 1
+}
+
+// withFacts returns the text result with facts as its structured content.
+func withFacts(text string, f Facts) (tools.Result, error) {
+	return tools.Structured(tools.Text(text), f)
+}
+
+// factsOf decodes the facts of res, reporting false when it has none.
+func factsOf(res tools.Result) (Facts, bool) {
+	var f Facts
+	return f, len(res.Structured) > 0 && json.Unmarshal(res.Structured, &f) == nil
+}

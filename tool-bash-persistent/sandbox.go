@@ -1,0 +1,113 @@
+package persistentbash
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/sandbox"
+)
+
+// confinement is the sandbox every shell of a Shells starts in: the prepared rules, the private
+// temporary directory, and what a result says of them.
+type confinement struct {
+	sb       *sandbox.Sandbox
+	prepared *sandbox.Prepared
+	policy   sandbox.Policy
+	resolved bash.Sandbox
+	tmp      string
+}
+
+// newConfinement prepares the sandbox of cfg (after withDefaults), or returns nil when it is off.
+// Its errors match bash.ErrSandboxUnavailable when the machine cannot enforce the policy.
+func newConfinement(cfg Config) (*confinement, error) {
+	sb := cfg.Sandbox
+	if err := sb.Validate(); err != nil {
+		return nil, fmt.Errorf("persistentbash: Config: %w", err)
+	}
+	if !sb.Enabled() {
+		return nil, nil
+	}
+	tmp, err := os.MkdirTemp("", "dsh-pty-tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("persistentbash: sandbox temporary directory: %w", err)
+	}
+	writable := []string{tmp}
+	if sb.Mode == bash.SandboxWorkspaceWrite {
+		writable = append(append(writable, cfg.Workdir), sb.WritableRoots...)
+	}
+	home, _ := os.UserHomeDir()
+	deny, err := sandbox.Expand(sb.DenyPaths(), home)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("persistentbash: %w", err)
+	}
+	c := &confinement{sb: sandbox.New(sandbox.Options{}), tmp: tmp,
+		policy: sandbox.Policy{Writable: writable, DenyRead: deny, Network: sb.Network == bash.NetworkOn, BestEffort: sb.BestEffort}}
+	c.prepared, err = c.sb.Prepare(c.policy)
+	if err != nil {
+		c.close()
+		if ue := (*sandbox.UnavailableError)(nil); errors.As(err, &ue) {
+			return nil, fmt.Errorf("persistentbash: %w: %s", bash.ErrSandboxUnavailable, strings.Join(ue.Missing, "; "))
+		}
+		return nil, fmt.Errorf("persistentbash: %w", err)
+	}
+	c.resolved = sb
+	c.resolved.WritableRoots, c.resolved.DenyRead = writable, deny
+	return c, nil
+}
+
+// env returns the variables the sandbox sets in a shell: its temporary directory, and the caches
+// moved there (the real ones are not writable).
+func (c *confinement) env() map[string]string {
+	if c == nil {
+		return nil
+	}
+	return map[string]string{"TMPDIR": c.tmp, "XDG_CACHE_HOME": c.tmp + "/.cache"}
+}
+
+// notes returns the sandbox lines a result ends with: what was not enforced, and, for a command
+// that failed, what the sandbox may have denied, read from its output.
+func (c *confinement) notes(failed bool, output, workdir string) string {
+	if c == nil {
+		return ""
+	}
+	var lines []string
+	if u := c.prepared.Unenforced(); len(u) > 0 {
+		lines = append(lines, "[sandbox: not enforced: "+strings.Join(u, "; ")+"]")
+	}
+	if failed {
+		if d := sandbox.Explain(c.policy, c.resolved.Mode == bash.SandboxReadOnly, workdir, output, c.resolved.String()); d != "" {
+			lines = append(lines, "[sandbox: "+d+"]")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// description is what the tool's description adds about the sandbox in force.
+func (c *confinement) description() string {
+	if c == nil {
+		return ""
+	}
+	where := "only in the workspace and in $TMPDIR"
+	if c.resolved.Mode == bash.SandboxReadOnly {
+		where = "only in $TMPDIR (the workspace is read-only)"
+	}
+	net := "cannot use the network or Unix sockets"
+	if c.resolved.Network == bash.NetworkOn {
+		net = "may use the network but not Unix sockets"
+	}
+	return fmt.Sprintf(" The shell runs in a sandbox (%s): its commands can write %s, %s, and cannot signal or trace processes outside it. "+
+		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied.", c.resolved, where, net)
+}
+
+// close releases the rules and removes the temporary directory.
+func (c *confinement) close() {
+	if c == nil {
+		return
+	}
+	c.sb.Close()
+	os.RemoveAll(c.tmp)
+}
