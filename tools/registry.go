@@ -31,6 +31,7 @@ type Registry struct {
 	middlewares []*entry[Middleware]
 	before      []*entry[Before]
 	after       []*entry[After]
+	listeners   []*entry[ChangeListener]
 	approver    Approver
 
 	grantsMu sync.Mutex
@@ -70,11 +71,14 @@ type Declaration struct {
 
 // Register adds tool t to r, after the tools already registered, and returns a function that
 // removes it again (calling it more than once is harmless). r keeps its own copy of t's fields;
-// later changes to t do not affect r.
+// later changes to t do not affect r. Both tell r's change listeners (see [Registry.OnChange])
+// before they return.
 //
 // Register returns an error, and registers nothing, when t.Name is not a [ValidName], a tool
 // with the same name is already registered (`tools: tool "<name>" is already registered`),
-// t.Execute is nil, or t.Parameters is not a JSON object whose "type" is "object".
+// t.Execute is nil, or t.Parameters is not a JSON object whose "type" is "object". When a change
+// listener panics on the new tool, Register takes the tool out again (the listeners are told of
+// the removal), so the name stays free, and returns an error holding the panic value.
 func (r *Registry) Register(t *Tool) (unregister func(), err error) {
 	if t == nil {
 		return nil, errors.New("tools: register tool: nil tool")
@@ -99,16 +103,71 @@ func (r *Registry) Register(t *Tool) (unregister func(), err error) {
 	}
 
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if slices.ContainsFunc(r.tools, func(x *Tool) bool { return x.Name == t.Name }) {
+		r.mu.Unlock()
 		return nil, fmt.Errorf("tools: tool %q is already registered", t.Name)
 	}
 	r.tools = append(r.tools, &own)
-	return func() {
+	r.mu.Unlock()
+	unregister = func() {
 		r.mu.Lock()
-		defer r.mu.Unlock()
+		n := len(r.tools)
 		r.tools = slices.DeleteFunc(r.tools, func(x *Tool) bool { return x == &own })
-	}, nil
+		removed := len(r.tools) < n
+		r.mu.Unlock()
+		if removed {
+			_ = r.notify(Change{Tool: own.Name, Removed: true})
+		}
+	}
+	if p := r.notify(Change{Tool: own.Name}); p != nil {
+		unregister()
+		return nil, fmt.Errorf("tools: register tool %q: a change listener panicked: %v", t.Name, p)
+	}
+	return unregister, nil
+}
+
+// Change is what a [Registry] tells its change listeners: the tool named Tool was registered,
+// or, with Removed, taken out.
+type Change struct {
+	Tool    string
+	Removed bool
+}
+
+// ChangeListener receives change, each change to the tools of a [Registry] it was added to
+// with [Registry.OnChange], after the change took effect and before Register or the remove
+// function returns. A listener may read the registry (Lookup, Declarations) but must not
+// register or remove tools itself. Listeners are called in the order they were added, outside
+// the registry's lock; changes made concurrently may reach a listener in either order, so a
+// listener that mirrors the list reads it rather than replaying changes. A panic in a listener
+// is contained: the other listeners are still called, and Register then fails (see
+// [Registry.Register]).
+//
+//catalog:event tools/change
+//catalog:mode emit
+type ChangeListener func(change Change)
+
+// OnChange adds listener l to the ones r tells of every tool registered or removed from then on,
+// and returns a function that removes it again.
+func (r *Registry) OnChange(l ChangeListener) (remove func()) { return add(r, &r.listeners, l) }
+
+// notify calls every change listener with c and returns the value of the first panic, or nil.
+func (r *Registry) notify(c Change) (panicked any) {
+	r.mu.RLock()
+	ls := funcs(r.listeners)
+	r.mu.RUnlock()
+	for _, l := range ls {
+		if p := callListener(l, c); p != nil && panicked == nil {
+			panicked = p
+		}
+	}
+	return panicked
+}
+
+// callListener calls l with c and returns what it panicked with, or nil.
+func callListener(l ChangeListener, c Change) (panicked any) {
+	defer func() { panicked = recover() }()
+	l(c)
+	return nil
 }
 
 // Lookup returns the tool registered under name and true, or nil and false. The returned Tool

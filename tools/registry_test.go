@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -494,5 +495,68 @@ func TestCallJSON(t *testing.T) {
 	}
 	if got := mustJSON(t, Call{ID: "1", Name: "x", Args: json.RawMessage(`{"a":1}`)}); got != `{"id":"1","name":"x","arguments":"{\"a\":1}"}` {
 		t.Errorf("got %s", got)
+	}
+}
+
+// TestChangeListeners checks what a change listener is told: every registration and every
+// effective removal, in order, with the tool already in (or out of) the list it reads; nothing
+// for a refused registration, a second removal or after the listener was removed.
+func TestChangeListeners(t *testing.T) {
+	var r Registry
+	var got []string
+	removeListener := r.OnChange(func(c Change) {
+		_, present := r.Lookup(c.Tool)
+		got = append(got, fmt.Sprintf("%s removed=%v present=%v decls=%d", c.Tool, c.Removed, present, len(r.Declarations())))
+	})
+	unA, err := r.Register(rawTool("a", okExec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(rawTool("a", okExec)); err == nil {
+		t.Fatal("a duplicate registration succeeded")
+	}
+	unB, err := r.Register(rawTool("b", okExec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unA()
+	unA()
+	removeListener()
+	unB()
+	want := []string{
+		"a removed=false present=true decls=1",
+		"b removed=false present=true decls=2",
+		"a removed=true present=false decls=1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changes seen:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestChangeListenerPanicRollsBack checks that a listener panicking on a registration makes
+// Register fail and take the tool out again (the name is free for a retry), that the other
+// listeners are still called and told of both, and that the panic does not escape.
+func TestChangeListenerPanicRollsBack(t *testing.T) {
+	var r Registry
+	var seen []Change
+	r.OnChange(func(c Change) { seen = append(seen, c) })
+	removeBad := r.OnChange(func(c Change) {
+		if !c.Removed {
+			panic("listener exploded")
+		}
+	})
+	_, err := r.Register(rawTool("a", okExec))
+	if err == nil || !strings.Contains(err.Error(), `tools: register tool "a": a change listener panicked: listener exploded`) {
+		t.Fatalf("Register with a panicking listener: %v", err)
+	}
+	if _, ok := r.Lookup("a"); ok {
+		t.Fatal("the tool stayed registered after its listener panicked")
+	}
+	if want := []Change{{Tool: "a"}, {Tool: "a", Removed: true}}; !slices.Equal(seen, want) {
+		t.Errorf("the other listener saw %v, want %v", seen, want)
+	}
+	removeBad()
+	if _, err := r.Register(rawTool("a", okExec)); err != nil {
+		t.Fatalf("the name is not free again: %v", err)
 	}
 }

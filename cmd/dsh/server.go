@@ -86,13 +86,26 @@ func newServer(cfg config) (*server, error) {
 		Instructions: ts.hint,
 		Logger:       cfg.Logger,
 		// Tools only: no logging capability (deprecated as of the 2026-07-28 protocol); notices
-		// travel in tool results.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// travel in tool results. The tool list follows the registry, and the SDK tells connected
+		// sessions when it changes.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
+	ts.reg.OnChange(s.toolChanged) // before the first tools, so that no change falls between
 	for _, t := range ts.mcpTools() {
 		s.mcp.AddTool(t, s.handler(t.Name))
 	}
 	return s, nil
+}
+
+// toolChanged mirrors a change to the registry into the MCP server's tool list; the SDK then
+// sends notifications/tools/list_changed to the connected sessions. It reads the registry
+// rather than trusting c, so changes that reach it out of order still leave the lists equal.
+func (s *server) toolChanged(c tools.Change) {
+	if t, ok := s.tools.reg.Lookup(c.Tool); ok {
+		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
+		return
+	}
+	s.mcp.RemoveTools(c.Tool)
 }
 
 // version returns the module version dsh was built from, or "devel".

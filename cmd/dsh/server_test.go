@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -536,5 +537,78 @@ func TestToMCP(t *testing.T) {
 				t.Errorf("isError %v", got.IsError)
 			}
 		})
+	}
+}
+
+// TestToolListChanged checks that a tool registered or removed while sessions are connected
+// reaches them: the server announces listChanged, each session gets
+// notifications/tools/list_changed, and its next tools/list (and a call) sees the change.
+func TestToolListChanged(t *testing.T) {
+	srv := testServer(t, config{})
+	if caps := connect(t, srv).cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Fatalf("tools capability %+v: listChanged not announced", caps.Tools)
+	}
+	var sessions []*mcp.ClientSession
+	var changed []chan struct{}
+	for range 2 {
+		ch := make(chan struct{}, 8)
+		opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { ch <- struct{}{} }}
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.connect(t.Context(), st); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, opts).Connect(t.Context(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		sessions, changed = append(sessions, cs), append(changed, ch)
+	}
+	names := func(cs *mcp.ClientSession) []string {
+		res, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	waitAll := func(what string) {
+		for i, ch := range changed {
+			select {
+			case <-ch:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("session %d got no tools/list_changed after %s", i, what)
+			}
+		}
+	}
+	extra, err := tools.New("extra", "An extra tool.", func(context.Context, tools.Call, struct{}) (tools.Result, error) {
+		return tools.Text("extra ran"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unregister, err := srv.tools.reg.Register(extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAll("a registration")
+	for _, cs := range sessions {
+		if got := names(cs); !slices.Contains(got, "extra") || !slices.Contains(got, "bash") {
+			t.Fatalf("tools/list after the registration: %v", got)
+		}
+	}
+	res, err := sessions[0].CallTool(t.Context(), &mcp.CallToolParams{Name: "extra", Arguments: map[string]any{}})
+	if err != nil || res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "extra ran" {
+		t.Fatalf("calling the new tool: %+v, %v", res, err)
+	}
+	unregister()
+	waitAll("a removal")
+	for _, cs := range sessions {
+		if got := names(cs); slices.Contains(got, "extra") {
+			t.Fatalf("tools/list after the removal: %v", got)
+		}
 	}
 }
