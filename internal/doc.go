@@ -8,6 +8,7 @@
 //     capabilities) from a discarded OS thread, with no helper binary and no root.
 //   - supervisor: a supervisor process that keeps every command from outliving a killed
 //     harness.
+//   - termtext: terminal output made plain text that no terminal acts on, for both bash tools.
 //   - leaktest: the checks every test binary runs for leaked goroutines, descriptors and
 //     processes.
 //   - escapetest: escapees that hide their tag, and running a test as an unprivileged user.

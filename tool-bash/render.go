@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/termtext"
 )
 
 // renderRun renders a foreground run the way the model reads it: stdout, then a "[stderr]"
@@ -51,17 +52,18 @@ func renderRun(res bash.RunResult) string {
 	return body + strings.Join(markers, "\n")
 }
 
-// renderStream renders one collected stream: the whole text, or, when bytes were dropped, the
-// head, one truncation line and the tail.
+// renderStream renders one collected stream, sanitized (termtext.String: no escape sequence or
+// control a terminal would act on; the spill file keeps the raw bytes): the whole text, or, when
+// bytes were dropped, the head, one truncation line and the tail, each sanitized on its own.
 func renderStream(o bash.Output) string {
 	if !o.Truncated() {
-		return o.Text()
+		return termtext.String(o.Text())
 	}
-	head := o.Head
+	head := termtext.String(o.Head)
 	if head != "" && !strings.HasSuffix(head, "\n") {
 		head += "\n"
 	}
-	return head + truncationLine(o) + "\n" + o.Tail
+	return head + truncationLine(o) + "\n" + termtext.String(o.Tail)
 }
 
 // truncationLine says how many bytes were omitted and where the whole stream is.
@@ -104,11 +106,11 @@ func factsOf(t *bash.Task) taskFacts {
 	return taskFacts{status: t.Status(), code: code, signal: t.Signal()}
 }
 
-// renderRead renders one bash_output read: the new output or "(no new output)", a note when
-// output was dropped from memory before it could be read (naming the spill files), and the
-// status line taken before the read.
+// renderRead renders one bash_output read: the new output, sanitized like a foreground run's,
+// or "(no new output)", a note when output was dropped from memory before it could be read
+// (naming the spill files), and the status line taken before the read.
 func renderRead(read bash.TaskRead, facts taskFacts) string {
-	text := read.Delta
+	text := termtext.String(read.Delta)
 	if text == "" {
 		text = "(no new output)"
 	}

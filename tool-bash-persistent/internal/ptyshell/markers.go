@@ -3,6 +3,20 @@ package ptyshell
 import (
 	"strconv"
 	"strings"
+
+	"github.com/dsh-go/dsh/internal/termtext"
+)
+
+// eventKind tells what the terminal's sanitizer found: text, or one of our markers.
+type eventKind = termtext.Event
+
+// The events of the stream: text, and our markers.
+const (
+	evText             = termtext.Text // printable text (valid UTF-8, only \n and \t as controls)
+	evPrompt eventKind = iota          // our prompt marker (PROMPT_COMMAND); status holds the shell's $?
+	evShown                            // our primary prompt (PS1) was displayed
+	evCont                             // our continuation (PS2) prompt marker
+	evSync                             // a barrier written by the Shell; status holds its number
 )
 
 // markers recognises the OSC payloads of one shell (see setupScript and Shell.sendBarrier):

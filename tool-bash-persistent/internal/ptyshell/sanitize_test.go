@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/termtext"
 )
 
 const (
@@ -18,7 +20,7 @@ const (
 // sanitizeChunks feeds chunks to a fresh sanitizer, flushes it, and returns the stream as
 // strings: text runs merged, prompts as "<P:status>", continuation prompts as "<C>".
 func sanitizeChunks(chunks ...string) string {
-	z := newSanitizer(newMarkers(testToken, testPid).match)
+	z := termtext.New(newMarkers(testToken, testPid).match)
 	var b strings.Builder
 	emit := func(kind eventKind, text string, status int) {
 		switch kind {
@@ -35,9 +37,9 @@ func sanitizeChunks(chunks ...string) string {
 		}
 	}
 	for _, c := range chunks {
-		z.feed([]byte(c), emit)
+		z.Feed([]byte(c), emit)
 	}
-	z.flush(emit)
+	z.Flush(emit)
 	return b.String()
 }
 
@@ -130,26 +132,6 @@ func FuzzSanitizer(f *testing.F) {
 	})
 }
 
-// TestPlainWord checks the word-at-a-time test against the byte table for every byte value in
-// every position, next to plain and non-plain neighbours.
-func TestPlainWord(t *testing.T) {
-	checkLeaks(t)
-	for _, fill := range []byte{'a', '\n', 0x7e, 0x20} {
-		for pos := 0; pos < 8; pos++ {
-			for b := 0; b < 256; b++ {
-				var w [8]byte
-				for i := range w {
-					w[i] = fill
-				}
-				w[pos] = byte(b)
-				if got, want := plainWord(load64(w[:])), plain[b]; got != want {
-					t.Fatalf("word %q: plainWord %v, want %v", w[:], got, want)
-				}
-			}
-		}
-	}
-}
-
 // BenchmarkSanitize measures the sanitizer alone on 256 KiB batches (the reader's size): plain
 // lines, and text full of colour escapes.
 func BenchmarkSanitize(b *testing.B) {
@@ -159,11 +141,11 @@ func BenchmarkSanitize(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			data := []byte(strings.Repeat(c.line, readBatch/len(c.line)))
-			z := newSanitizer(newMarkers(testToken, testPid).match)
+			z := termtext.New(newMarkers(testToken, testPid).match)
 			emit := func(eventKind, string, int) {}
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				z.feed(data, emit)
+				z.Feed(data, emit)
 			}
 		})
 	}

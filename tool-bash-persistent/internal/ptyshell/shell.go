@@ -19,6 +19,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/dsh-go/dsh/internal/envpolicy"
 	"github.com/dsh-go/dsh/internal/proctree"
+	"github.com/dsh-go/dsh/internal/termtext"
 	"golang.org/x/sys/unix"
 )
 
@@ -224,7 +225,7 @@ type Shell struct {
 	token   string // marks our prompt escapes
 
 	mu       sync.Mutex
-	san      *sanitizer
+	san      *termtext.Sanitizer
 	track    *tracker          // the running command, nil between commands
 	prompts  int               // primary prompts seen since start
 	syncSent uint64            // last barrier sent
@@ -338,7 +339,7 @@ func (s *Shell) spawn(setup string) error {
 	s.release = release
 	s.cmd, s.ptmx, s.pid = cmd, ptmx, cmd.Process.Pid
 	s.argv = strings.Join(cmd.Args, "\x00") + "\x00"
-	s.san = newSanitizer(newMarkers(s.token, s.pid).match)
+	s.san = termtext.New(newMarkers(s.token, s.pid).match)
 	// The shell leads its own session; job control gives jobs their own groups inside it. A
 	// process that leaves the session keeps the tag, and once seen it stays known.
 	s.stop = proctree.NewStopper(proctree.Tree{Leader: s.pid, Session: s.pid, Tag: s.tag},
@@ -436,7 +437,7 @@ func (s *Shell) read() {
 		n, err = readBatchFrom(rc, buf)
 		if n > 0 {
 			s.mu.Lock()
-			s.san.feed(buf[:n], s.emit)
+			s.san.Feed(buf[:n], s.emit)
 			changed := s.changed
 			s.changed = false
 			s.mu.Unlock()
@@ -446,7 +447,7 @@ func (s *Shell) read() {
 		}
 	}
 	s.mu.Lock()
-	s.san.flush(s.emit)
+	s.san.Flush(s.emit)
 	s.mu.Unlock()
 	s.wake()
 }

@@ -1,20 +1,22 @@
-package ptyshell
+// Package termtext turns what programs write to a terminal into plain text a model can read,
+// and that no terminal will interpret: escape sequences (colours, titles, clipboard writes,
+// hyperlinks), control characters and invalid UTF-8 removed, line ends made one newline. The
+// persistent shell runs its pseudo-terminal through a [Sanitizer] that also reports its own
+// markers; the one-shot tool cleans whole results with [String].
+package termtext
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
 )
 
-// eventKind tells what the sanitizer found in the terminal stream.
-type eventKind uint8
+// Event tells what a [Sanitizer] found in the stream: Text, or a marker its match function
+// recognised (any other value, the caller's own).
+type Event uint8
 
-const (
-	evText   eventKind = iota // printable text (valid UTF-8, only \n and \t as controls)
-	evPrompt                  // our prompt marker (PROMPT_COMMAND); status holds the shell's $?
-	evShown                   // our primary prompt (PS1) was displayed
-	evCont                    // our continuation (PS2) prompt marker
-	evSync                    // a barrier written by the Shell; status holds its number
-)
+// Text is the event of printable text: valid UTF-8 with only newline and tab as controls.
+const Text Event = 0
 
 // maxEscape bounds the intermediate bytes of an ESC sequence before it is abandoned.
 const maxEscape = 4096
@@ -33,7 +35,7 @@ const (
 	escStringE          // ESC seen inside a string sequence (maybe ST)
 )
 
-// sanitizer turns the raw byte stream of a terminal into plain text and events. It is a
+// Sanitizer turns the raw byte stream of a terminal into plain text and events. It is a
 // streaming, line-oriented filter, not a terminal emulator: escape sequences are dropped (CSI,
 // OSC, DCS and friends, two-byte escapes), controls other than newline and tab are dropped,
 // a run of CRs becomes one LF, and so does a run of CRs followed by LF (a program's CR LF reaches
@@ -41,9 +43,9 @@ const (
 // are dropped. An OSC sequence whose payload match recognises becomes an event instead.
 // Every escape is bounded by maxEscape, so no input makes it buffer without limit.
 //
-// A sanitizer is not safe for concurrent use; the shell's reader goroutine owns it.
-type sanitizer struct {
-	match func(payload string) (eventKind, int, bool) // nil: no OSC is an event
+// A Sanitizer is not safe for concurrent use.
+type Sanitizer struct {
+	match func(payload string) (Event, int, bool) // nil: no OSC is an event
 
 	state   escState
 	escLen  int    // bytes consumed by the current escape
@@ -56,18 +58,20 @@ type sanitizer struct {
 	text strings.Builder
 }
 
-// newSanitizer returns a sanitizer that reports the OSC payloads match recognises as events.
-func newSanitizer(match func(payload string) (eventKind, int, bool)) *sanitizer {
-	return &sanitizer{match: match}
+// New returns a Sanitizer that reports the OSC payloads match recognises as events: match
+// returns the event, a number to go with it, and whether the payload is a marker at all. With
+// a nil match every OSC is dropped.
+func New(match func(payload string) (ev Event, status int, ok bool)) *Sanitizer {
+	return &Sanitizer{match: match}
 }
 
-// emitFunc receives sanitized text (kind evText) and events in stream order.
-type emitFunc func(kind eventKind, text string, status int)
+// Emit receives sanitized text (event Text) and events, in stream order.
+type Emit func(ev Event, text string, status int)
 
-// feed sanitizes p and reports text and events through emit, in order. Text is reported in
+// Feed sanitizes p and reports text and events through emit, in order. Text is reported in
 // pieces that never split a UTF-8 sequence; a sequence cut by the end of p is completed by the
-// next call (or becomes U+FFFD at flush).
-func (z *sanitizer) feed(p []byte, emit emitFunc) {
+// next call (or becomes U+FFFD at Flush).
+func (z *Sanitizer) Feed(p []byte, emit Emit) {
 	if len(z.carry) > 0 {
 		p = append(z.carry, p...)
 		z.carry = nil
@@ -76,7 +80,7 @@ func (z *sanitizer) feed(p []byte, emit emitFunc) {
 	z.flushText(emit)
 }
 
-func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
+func (z *Sanitizer) feedBytes(p []byte, emit Emit) {
 	for i := 0; i < len(p); {
 		b := p[i]
 		if z.state != escNone {
@@ -121,14 +125,14 @@ func (z *sanitizer) feedBytes(p []byte, emit emitFunc) {
 
 // putRune appends r unless it is a C1 control (U+0080–U+009F), which some terminals still
 // interpret (U+009B is a CSI).
-func (z *sanitizer) putRune(r rune) {
+func (z *Sanitizer) putRune(r rune) {
 	if r >= 0x80 && r <= 0x9f {
 		return
 	}
 	z.text.WriteRune(r)
 }
 
-func (z *sanitizer) escape(b byte, emit emitFunc) {
+func (z *Sanitizer) escape(b byte, emit Emit) {
 	z.escLen++
 	if b == 0x18 || b == 0x1a { // CAN and SUB cancel any sequence
 		z.state = escNone
@@ -192,7 +196,7 @@ func (z *sanitizer) escape(b byte, emit emitFunc) {
 	}
 }
 
-func (z *sanitizer) endString(emit emitFunc) {
+func (z *Sanitizer) endString(emit Emit) {
 	z.state = escNone
 	if !z.isOSC || z.oscOver || z.match == nil {
 		return
@@ -203,9 +207,9 @@ func (z *sanitizer) endString(emit emitFunc) {
 	}
 }
 
-// flush ends the stream: a held CR becomes a newline, a dangling UTF-8 sequence becomes U+FFFD
+// Flush ends the stream: a held CR becomes a newline, a dangling UTF-8 sequence becomes U+FFFD
 // and an unfinished escape is dropped.
-func (z *sanitizer) flush(emit emitFunc) {
+func (z *Sanitizer) Flush(emit Emit) {
 	if z.heldCR {
 		z.heldCR = false
 		z.text.WriteByte('\n')
@@ -218,13 +222,13 @@ func (z *sanitizer) flush(emit emitFunc) {
 	z.flushText(emit)
 }
 
-func (z *sanitizer) flushText(emit emitFunc) {
+func (z *Sanitizer) flushText(emit Emit) {
 	if z.text.Len() == 0 {
 		return
 	}
 	s := z.text.String()
 	z.text.Reset()
-	emit(evText, s, 0)
+	emit(Text, s, 0)
 }
 
 // plain holds the bytes that pass the sanitizer as they are: printable ASCII, newline and tab.
@@ -242,7 +246,7 @@ var plain = func() (t [256]bool) {
 func plainLen(p []byte) int {
 	i := 0
 	for {
-		for i+8 <= len(p) && plainWord(load64(p[i:i+8])) {
+		for i+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[i:i+8])) {
 			i += 8
 		}
 		for end := min(i+8, len(p)); i < end; i++ {
@@ -271,4 +275,32 @@ func plainWord(w uint64) bool {
 	d := w ^ 0x7f*lo
 	del := (d - lo) &^ d & hi
 	return below9|ctl|del == 0
+}
+
+// String returns s sanitized as a whole stream by a Sanitizer with no markers: every escape
+// sequence, every control but newline and tab, and every C1 control removed, a run of CRs (with
+// the LF that may follow it) made one newline, invalid UTF-8 replaced by U+FFFD. An escape cut
+// off by the end of s is dropped. Text that needs none of this is returned as it is, without
+// copying.
+func String(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	z := New(nil)
+	emit := func(_ Event, text string, _ int) { b.WriteString(text) }
+	z.Feed([]byte(s), emit)
+	z.Flush(emit)
+	return b.String()
+}
+
+// isPlain reports whether every byte of s passes a Sanitizer as it is.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plain[s[i]] {
+			return false
+		}
+	}
+	return true
 }
