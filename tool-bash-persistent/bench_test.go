@@ -14,10 +14,19 @@ import (
 
 // BenchmarkPersistentCall measures one bash call on a warm shell through the registry: typing
 // the wrapped line, running the command and reading up to the next prompt marker.
+// The sandboxed cases run the same commands in a shell confined by a workspace-write sandbox.
 func BenchmarkPersistentCall(b *testing.B) {
-	for _, c := range []struct{ name, command string }{{"true", "true"}, {"echo", "echo hello"}} {
+	for _, c := range []struct {
+		name, command string
+		sandbox       bash.Sandbox
+	}{
+		{"true", "true", bash.Sandbox{}},
+		{"echo", "echo hello", bash.Sandbox{}},
+		{"sandboxed/true", "true", bash.Sandbox{Mode: bash.SandboxWorkspaceWrite}},
+		{"sandboxed/echo", "echo hello", bash.Sandbox{Mode: bash.SandboxWorkspaceWrite}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
-			reg, call := benchTool(b, c.command)
+			reg, call := benchTool(b, c.command, c.sandbox)
 			for b.Loop() {
 				if r := reg.Execute(context.Background(), call); r.IsError {
 					b.Fatal(r.Text())
@@ -56,7 +65,7 @@ const (
 // characters. BenchmarkOneShotOutput runs the same command through the one-shot executor.
 func BenchmarkPersistentOutput(b *testing.B) {
 	b.Run("100MB", func(b *testing.B) {
-		reg, call := benchTool(b, outputCommand)
+		reg, call := benchTool(b, outputCommand, bash.Sandbox{})
 		b.SetBytes(outputBytes)
 		for b.Loop() {
 			r := reg.Execute(context.Background(), call)
@@ -91,10 +100,10 @@ func BenchmarkOneShotOutput(b *testing.B) {
 }
 
 // benchTool returns a registry holding a persistent bash tool, whose shell for the owner "bench"
-// is already started, and a call of command by that owner.
-func benchTool(b *testing.B, command string) (*tools.Registry, tools.Call) {
+// is already started (in sandbox), and a call of command by that owner.
+func benchTool(b *testing.B, command string, sandbox bash.Sandbox) (*tools.Registry, tools.Call) {
 	b.Helper()
-	s, err := New(Config{Workdir: b.TempDir()})
+	s, err := New(Config{Workdir: b.TempDir(), Sandbox: sandbox})
 	if err != nil {
 		b.Fatal(err)
 	}
