@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/bash/sandboxtest"
+
 	"github.com/creack/pty"
 	"github.com/dsh-go/dsh/internal/escapetest"
 	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
@@ -21,7 +23,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	escapetest.Helper() // the hidden escapee of TestCloseStopsHiddenEscapees is this binary
+	escapetest.Helper()     // the hidden escapee of TestCloseStopsHiddenEscapees is this binary
+	sandboxtest.ProbeMain() // the escape suite's probe runs this binary
 	// Open the runtime's poller descriptors once, so per-test descriptor counts compare alike.
 	if p, t, err := pty.Open(); err == nil {
 		p.Close()

@@ -267,7 +267,10 @@ func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*p
 		TagPrefix:      s.prefix,
 	}
 	if s.confine != nil {
-		cfg.Start = s.confine.prepared.Start
+		// The set-up file and long commands go in the private TMPDIR: a path the sandbox's rules
+		// did not know when they were prepared may be unreadable (denying a path allows its
+		// siblings only as they were then).
+		cfg.Start, cfg.TempDir = s.confine.prepared.Start, s.confine.tmp
 	}
 	sh, err := ptyshell.Start(ctx, cfg)
 	if err != nil {

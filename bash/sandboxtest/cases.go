@@ -180,7 +180,8 @@ func netUDP(c *kc) {
 }
 
 func unixPathname(c *kc) {
-	path := filepath.Join(c.O, "sock")
+	dir := c.socketDir()
+	path := filepath.Join(dir, "sock")
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		c.Fatal(err)
@@ -195,7 +196,7 @@ func unixPathname(c *kc) {
 		}
 		c.Errorf("escape: a Unix socket outside the sandbox was reached (probe: %q)", out)
 	}
-	gram := filepath.Join(c.O, "gram")
+	gram := filepath.Join(dir, "gram")
 	pc, err := net.ListenPacket("unixgram", gram)
 	if err != nil {
 		c.Fatal(err)
@@ -207,6 +208,24 @@ func unixPathname(c *kc) {
 	if _, _, err := pc.ReadFrom(make([]byte, 64)); err == nil || escaped {
 		c.Errorf("escape: a datagram reached a Unix socket outside the sandbox (probe: %q)", out)
 	}
+}
+
+// socketDir returns the case's directory outside the sandbox for its Unix sockets: O, or, when
+// a socket path in O would pass the kernel's 108-byte limit (a deep temporary directory), a
+// fresh short directory in the system's temporary directory, removed when the case ends.
+func (c *kc) socketDir() string {
+	if len(filepath.Join(c.O, "sock")) < 100 {
+		return c.O
+	}
+	dir, err := os.MkdirTemp("", "sbx")
+	if err != nil {
+		c.Fatal(err)
+	}
+	c.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		c.Fatal(err)
+	}
+	return dir
 }
 
 func unixAbstract(c *kc) {

@@ -141,6 +141,9 @@ func PublicDir(t testing.TB) string {
 	return dir
 }
 
+// Rerun reports whether this test binary is a re-run that AsNobody started.
+func Rerun() bool { return os.Getenv(nobodyVar) != "" }
+
 // AsNobody reports whether the calling test should run its body in this process. As a normal
 // user it returns true. As root, which reads every process's environment and would hide the
 // failures under test, it re-runs this one test in a copy of the test binary as uid NobodyUID

@@ -76,6 +76,9 @@ type Config struct {
 	// The shell reads only its set-up before its first prompt, so a confining Start needs no
 	// gate before the command runs.
 	Start func(*exec.Cmd) error
+	// TempDir is where the shell's private directory (its set-up file, then the long commands
+	// it is given) is made; empty means os.TempDir(). A confined shell must be able to read it.
+	TempDir string
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -269,7 +272,7 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 		readerDone: make(chan struct{}),
 		closed:     make(chan struct{}),
 	}
-	if s.dir, err = os.MkdirTemp("", "dsh-pty-*"); err != nil {
+	if s.dir, err = os.MkdirTemp(cfg.TempDir, "dsh-pty-*"); err != nil {
 		return nil, fmt.Errorf("private directory: %w", err)
 	}
 	setup := filepath.Join(s.dir, "setup")
