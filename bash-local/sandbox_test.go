@@ -26,26 +26,15 @@ const setuidVar = "BASHLOCAL_TEST_SETUID"
 // TestSandboxEscapes runs the escape suite against the local executor in workspace-write mode with
 // the network off: no way out, and the usual work still works.
 func TestSandboxEscapes(t *testing.T) {
-	base := t.TempDir()
-	work, outside, denied := filepath.Join(base, "work"), filepath.Join(base, "outside"), filepath.Join(base, "denied")
-	for _, d := range []string{work, outside, denied} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, goErr := exec.LookPath("go")
-	_, gitErr := exec.LookPath("git")
+	opts := sandboxtest.NewOptions(t)
+	opts.Probe, opts.Setuid = true, os.Getenv(setuidVar)
 	sandboxtest.Run(t, func(t *testing.T) sandboxtest.Shell {
-		h := newHarness(t, Config{Workdir: work, Sandbox: bash.Sandbox{
+		h := newHarness(t, Config{Workdir: opts.Workdir, Sandbox: bash.Sandbox{
 			Mode:     bash.SandboxWorkspaceWrite,
-			DenyRead: append(append([]string(nil), bash.DefaultDenyRead...), denied),
+			DenyRead: append(append([]string(nil), bash.DefaultDenyRead...), opts.Denied),
 		}})
 		return sandboxtest.Executor(h.ex)
-	}, sandboxtest.Options{
-		Workdir: work, Outside: outside, Denied: denied,
-		Probe: true, Go: goErr == nil, Git: gitErr == nil,
-		Setuid: os.Getenv(setuidVar),
-	})
+	}, opts)
 }
 
 // TestSandboxEscapesAsNobody runs TestSandboxEscapes again as the unprivileged user nobody (uid

@@ -76,19 +76,12 @@ func TestSandboxEscapesAsNobody(t *testing.T) {
 const setuidVar = "PERSISTENTBASH_TEST_SETUID"
 
 func runEscapeSuite(t *testing.T) {
-	base := t.TempDir()
-	work, outside, denied := filepath.Join(base, "work"), filepath.Join(base, "outside"), filepath.Join(base, "denied")
-	for _, d := range []string{work, outside, denied} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, goErr := exec.LookPath("go")
-	_, gitErr := exec.LookPath("git")
+	opts := sandboxtest.NewOptions(t)
+	opts.Probe, opts.Persistent, opts.Setuid = true, true, os.Getenv(setuidVar)
 	sandboxtest.Run(t, func(t *testing.T) sandboxtest.Shell {
-		s, err := New(Config{Workdir: work, Sandbox: bash.Sandbox{
+		s, err := New(Config{Workdir: opts.Workdir, Sandbox: bash.Sandbox{
 			Mode:     bash.SandboxWorkspaceWrite,
-			DenyRead: append(append([]string(nil), bash.DefaultDenyRead...), denied),
+			DenyRead: append(append([]string(nil), bash.DefaultDenyRead...), opts.Denied),
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -103,9 +96,5 @@ func runEscapeSuite(t *testing.T) {
 			t.Fatal(err)
 		}
 		return toolShell{reg}
-	}, sandboxtest.Options{
-		Workdir: work, Outside: outside, Denied: denied,
-		Probe: true, Go: goErr == nil, Git: gitErr == nil, Persistent: true,
-		Setuid: os.Getenv(setuidVar),
-	})
+	}, opts)
 }

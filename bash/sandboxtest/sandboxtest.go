@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,6 +81,28 @@ type Options struct {
 	Persistent bool
 	// Slack bounds each command (60 s when zero; a cold Go build takes a while).
 	Slack time.Duration
+}
+
+// NewOptions returns the fixtures of one run of the kit under t: Workdir, Outside and Denied made
+// as fresh directories (mode 0755, so an unprivileged sandbox may enter them) in t.TempDir(),
+// and Go and Git on when those programs are on PATH. The caller confines its shell to Workdir,
+// denies it Denied, and sets the rest (Probe, Setuid, Network, Persistent).
+func NewOptions(t testing.TB) Options {
+	t.Helper()
+	base := t.TempDir()
+	o := Options{Workdir: filepath.Join(base, "work"), Outside: filepath.Join(base, "outside"), Denied: filepath.Join(base, "denied")}
+	for _, d := range []string{o.Workdir, o.Outside, o.Denied} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+	}
+	_, goErr := exec.LookPath("go")
+	_, gitErr := exec.LookPath("git")
+	o.Go, o.Git = goErr == nil, gitErr == nil
+	return o
 }
 
 func (o Options) validate() error {
