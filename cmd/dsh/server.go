@@ -234,6 +234,8 @@ func (s *server) handler(name string) mcp.ToolHandler {
 		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
 		ctx, ask := withAsk(ctx, req)
+		ctx, stopProgress := s.watchProgress(ctx, req)
+		defer stopProgress() // before the handler returns: no notification after the result
 		res := s.tools.reg.Execute(ctx, tools.Call{
 			ID:    strconv.FormatUint(st.calls.Add(1), 10),
 			Name:  name,
