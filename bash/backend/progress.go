@@ -63,7 +63,9 @@ func WatchProgress(streams Streams, interval time.Duration, report func(bash.Pro
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(interval)
+		// A timer set again after each round, not a ticker: a late tick must not bring the next
+		// report closer than interval to this one.
+		tick := time.NewTimer(interval)
 		defer tick.Stop()
 		var out, errs int64
 		for {
@@ -74,6 +76,7 @@ func WatchProgress(streams Streams, interval time.Duration, report func(bash.Pro
 			}
 			o, e := streams.Stdout.Total(), streams.Stderr.Total()
 			if o == out && e == errs {
+				tick.Reset(interval)
 				continue
 			}
 			var line string
@@ -89,6 +92,7 @@ func WatchProgress(streams Streams, interval time.Duration, report func(bash.Pro
 			default:
 			}
 			report(bash.Progress{Bytes: o + e, LastLine: line})
+			tick.Reset(interval)
 		}
 	}()
 	var once sync.Once

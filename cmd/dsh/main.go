@@ -144,6 +144,7 @@ type flags struct {
 	policyFile string
 	policy     *bashpolicy.Policy
 	redact     bool
+	http       httpConfig // dsh mcp only
 }
 
 // newFlags returns the flag set of command name; withRun adds the flags of commands that run
@@ -248,6 +249,7 @@ func drainLimit(cfg config) time.Duration {
 // SIGHUP, SIGQUIT, any of supervisor.Terminating); then every process is killed and it exits 0.
 func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", stderr, true, false)
+	f.http.register(f.fs)
 	rest, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -255,6 +257,21 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "dsh mcp: unexpected arguments %q\n", rest)
 		return exitUsage
+	}
+	if err := f.http.check(f.fs); err != nil {
+		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+		return exitUsage
+	}
+	var tokens *tokenSet
+	if f.http.Addr != "" {
+		// Before the supervisor starts: a bad token file is a usage error, and a new one is
+		// created (and its token shown) once, by the process that was started.
+		ts, err := loadTokens(f.http.TokenFile, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+			return exitUsage
+		}
+		tokens = ts
 	}
 	if err := protect(); err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
@@ -270,6 +287,9 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	// or a SIGQUIT must not leave the commands running under init.
 	ctx, stop := signal.NotifyContext(context.Background(), supervisor.Terminating()...)
 	defer stop()
+	if tokens != nil {
+		return runHTTP(ctx, f.config(stderr), f.http, tokens, stderr)
+	}
 	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr)
 }
 

@@ -34,7 +34,7 @@ func (r *progressRecorder) take() ([]*mcp.ProgressNotificationParams, []time.Tim
 }
 
 // progressCommand writes a line every 200 ms for 1.6 s, one of them holding the planted secret.
-const progressCommand = `for i in 1 2 3 4 5 6 7 8; do echo "step $i"; sleep 0.2; done; echo "key ` + progressSecret + `"; sleep 0.4; echo done`
+const progressCommand = `for i in 1 2 3 4 5 6 7 8; do echo "step $i"; sleep 0.2; done; echo "key ` + progressSecret + `"; sleep 0.8; echo done`
 
 const progressSecret = "progress-secret-value-42"
 
@@ -51,8 +51,8 @@ func checkProgress(t *testing.T, cs *mcp.ClientSession, rec *progressRecorder) {
 		t.Fatalf("call: %v %v", err, res)
 	}
 	notes, at := rec.take()
-	if n := len(notes); n < 4 || n > 9 {
-		t.Fatalf("%d progress notifications; want 4 to 9 for 2 s of output", n)
+	if n := len(notes); n < 4 || n > 10 {
+		t.Fatalf("%d progress notifications; want 4 to 10 for 2.4 s of output", n)
 	}
 	sawSecretLine := false
 	for i, n := range notes {
