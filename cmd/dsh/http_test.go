@@ -271,7 +271,6 @@ func callBody(id int, command string) string {
 	return string(b)
 }
 
-
 // TestHTTPSessionsIsolated: two sessions of one principal in one server are two owners: a task
 // of one is refused in the other, and each gets its own completion notices.
 func TestHTTPSessionsIsolated(t *testing.T) {
@@ -628,5 +627,85 @@ func TestHTTPDrainTimeout(t *testing.T) {
 		t.Errorf("the call's command (pid %d) outlived serveHTTP", pid)
 	}
 	for range stream {
+	}
+}
+
+// TestHTTPBadInput: malformed messages and requests get a clear HTTP error; a client that drops
+// its connection mid-call does not cancel the call (its command runs to the end), and one that
+// never reads what it asked for holds up no other session; the session goes on, and the leak
+// check after the tests finds nothing left.
+func TestHTTPBadInput(t *testing.T) {
+	fx := startHTTP(t, config{}, httpConfig{})
+	rs := fx.rawConnect(aliceToken)
+	other := fx.connect(bobToken, nil)
+	tests := []struct {
+		name     string
+		body     string
+		ctype    string
+		want     int
+		wantBody string
+	}{
+		{name: "not JSON", body: `{"jsonrpc":`, want: http.StatusBadRequest, wantBody: "malformed payload"},
+		{name: "empty body", body: ``, want: http.StatusBadRequest, wantBody: "POST requires a non-empty body"},
+		{name: "batch", body: `[` + callBody(1, "true") + `]`, want: http.StatusBadRequest, wantBody: "batching is not supported"},
+		{name: "wrong content type", body: callBody(2, "true"), ctype: "text/plain", want: http.StatusUnsupportedMediaType, wantBody: "Content-Type must be 'application/json'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}
+			if tc.ctype != "" {
+				h.Set("Content-Type", tc.ctype)
+			}
+			resp := fx.post(aliceToken, rs.id, tc.body, h)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want || !strings.Contains(string(body), tc.wantBody) {
+				t.Errorf("%s %q; want %d with %q", resp.Status, body, tc.want, tc.wantBody)
+			}
+		})
+	}
+
+	// A client that drops the connection of a call: the call is not cancelled.
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fx.url, strings.NewReader(callBody(20, "echo $$ > "+filepath.Join(dir, "pid")+"; sleep 0.5; echo ran > "+filepath.Join(dir, "ran"))))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Mcp-Session-Id", rs.id)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	pid := readPID(t, filepath.Join(dir, "pid"))
+	cancel()
+	<-done
+	if !waitGone(pid) {
+		t.Fatalf("the dropped call's command (pid %d) never ended", pid)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "ran")); err != nil || string(b) != "ran\n" {
+		t.Errorf("the dropped call was cut short: %q %v", b, err)
+	}
+
+	// A client that sends a call and never reads the response.
+	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(fx.url, "http://"), mcpPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := callBody(21, "head -c 200000 /dev/zero | tr '\\0' x; echo $$ > "+filepath.Join(dir, "slow"))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", mcpPath, aliceToken, rs.id, len(body), body)
+	readPID(t, filepath.Join(dir, "slow"))
+	if got := other.bash("echo unaffected"); got != "unaffected\n" {
+		t.Errorf("another session while one client does not read: %q", got)
+	}
+	if got := rs.delete(); got != http.StatusNoContent {
+		t.Errorf("DELETE of the session whose client does not read: %d", got)
+	}
+	conn.Close()
+	if got := other.bash("echo still"); got != "still\n" {
+		t.Errorf("another session after: %q", got)
 	}
 }
