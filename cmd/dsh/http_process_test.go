@@ -29,12 +29,19 @@ var servingRE = regexp.MustCompile(`^dsh mcp: serving MCP at (http://\S+)$`)
 // for the line that says where it serves.
 func startDshHTTP(t *testing.T, args ...string) *dshHTTP {
 	t.Helper()
+	return startDshHTTPEnv(t, nil, args...)
+}
+
+// startDshHTTPEnv is startDshHTTP with the extra environment env.
+func startDshHTTPEnv(t testing.TB, env []string, args ...string) *dshHTTP {
+	t.Helper()
 	bin, err := exec.LookPath("dsh")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, append([]string{"mcp", "-http", "127.0.0.1:0", "-token-file", writeTokens(t)}, args...)...)
 	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), env...)
 	dieWithTest(cmd)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -73,7 +80,7 @@ func startDshHTTP(t *testing.T, args ...string) *dshHTTP {
 }
 
 // wait waits for dsh to exit and returns its exit code.
-func (d *dshHTTP) wait(t *testing.T) int {
+func (d *dshHTTP) wait(t testing.TB) int {
 	t.Helper()
 	<-d.done
 	err := d.cmd.Wait()
