@@ -199,14 +199,10 @@ func (f *front) create(w http.ResponseWriter, r *http.Request, principal string)
 	}
 	f.creating++
 	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		f.creating--
-		f.mu.Unlock()
-	}()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	cw := &createWriter{ResponseWriter: w, f: f, principal: principal}
 	f.sdk.ServeHTTP(cw, r)
+	cw.register() // no response written: count the attempt out all the same
 	if cw.hs != nil {
 		f.finish(cw.hs) // the initialize was the session's first request (see register)
 	}
@@ -227,6 +223,12 @@ func (c *createWriter) register() {
 		if id := c.Header().Get("Mcp-Session-Id"); id != "" {
 			c.hs = c.f.register(id, c.principal)
 		}
+		// The attempt is over: it is a session now, or it never will be. Counted out here, not
+		// when the SDK returns, so that a client that has its answer does not see its own
+		// session counted twice against the limit.
+		c.f.mu.Lock()
+		c.f.creating--
+		c.f.mu.Unlock()
 	})
 }
 

@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/bash"
+	bashpolicy "github.com/dsh-go/dsh/bash-policy"
 )
 
 // Tokens of the test token file: two principals.
@@ -707,5 +709,40 @@ func TestHTTPBadInput(t *testing.T) {
 	conn.Close()
 	if got := other.bash("echo still"); got != "still\n" {
 		t.Errorf("another session after: %q", got)
+	}
+}
+
+// TestHTTPPolicyAsks: an ask of the policy goes to the user of the session that made the call,
+// over HTTP as an elicitation on that session (the SDK's ServerSession.Elicit: HTTP serves the
+// protocol up to 2025-11-25); the command runs on approval and not on a decline, and the other
+// session's user is never asked.
+func TestHTTPPolicyAsks(t *testing.T) {
+	p, err := bashpolicy.Parse([]byte(e2ePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fx := startHTTP(t, config{Policy: p, Workdir: dir}, httpConfig{})
+	var asked, otherAsked atomic.Int32
+	var answer atomic.Value
+	answer.Store(&mcp.ElicitResult{Action: "decline"})
+	a := fx.connect(aliceToken, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return answer.Load().(*mcp.ElicitResult), nil
+	}})
+	fx.connect(bobToken, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		otherAsked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+	}})
+	res := a.call("bash", bashArgs("touch declined.txt", nil))
+	if !res.IsError || !strings.HasPrefix(text(res), "Error: a person declined this call") || exists(filepath.Join(dir, "declined.txt")) {
+		t.Errorf("declined: %q", text(res))
+	}
+	answer.Store(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}})
+	if got := a.bash("touch once.txt && echo made"); got != "made\n" || !exists(filepath.Join(dir, "once.txt")) {
+		t.Errorf("approved: %q", got)
+	}
+	if asked.Load() != 2 || otherAsked.Load() != 0 {
+		t.Errorf("the caller's user was asked %d times (want 2), the other's %d (want 0)", asked.Load(), otherAsked.Load())
 	}
 }
