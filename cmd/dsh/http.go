@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -55,6 +56,9 @@ type httpConfig struct {
 	MaxSessions int
 	MaxBody     int64
 	MaxCalls    int
+	// WriteTimeout bounds one write to a client (0: httpWriteTimeout); not a flag, tests
+	// shorten it.
+	WriteTimeout time.Duration
 }
 
 // front is dsh's handler in front of the SDK's streamable HTTP handler. It checks what the SDK
@@ -75,8 +79,6 @@ type front struct {
 	tokens *tokenSet
 	cfg    httpConfig
 	logger *slog.Logger
-	// writeTimeout bounds one write to a client (httpWriteTimeout; tests shorten it).
-	writeTimeout time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession // by Mcp-Session-Id
@@ -104,12 +106,11 @@ type httpSession struct {
 // newFront returns the front of srv's tools for cfg with the tokens ts.
 func newFront(srv *server, ts *tokenSet, cfg httpConfig, logger *slog.Logger) *front {
 	f := &front{
-		srv:          srv,
-		tokens:       ts,
-		cfg:          cfg,
-		logger:       logger,
-		writeTimeout: httpWriteTimeout,
-		sessions:     map[string]*httpSession{},
+		srv:      srv,
+		tokens:   ts,
+		cfg:      cfg,
+		logger:   logger,
+		sessions: map[string]*httpSession{},
 	}
 	srv.maxCalls = cfg.MaxCalls
 	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.mcp }, &mcp.StreamableHTTPOptions{
@@ -301,7 +302,11 @@ func (f *front) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
 		f.calls++
 		f.mu.Unlock()
 		defer f.callDone()
-		hs.book.open(msg.ID())
+		id := msg.ID()
+		hs.book.open(id)
+		// Once the POST is over its response was written or never will be on this stream (a
+		// client gone mid-call): either way the request leaves the book.
+		defer hs.book.answer(id)
 	}
 	if msg.cancels.IsValid() {
 		hs.book.cancel(msg.cancels)
@@ -488,11 +493,11 @@ func peek(body []byte) peeked {
 	return p
 }
 
-// guardWriter wraps w for the SDK: every write and flush is bounded by f.writeTimeout, and with
+// guardWriter wraps w for the SDK: every write and flush is bounded by the write timeout, and with
 // a book, a response to a request the client cancelled is dropped (and every response crosses
 // its request out of the book).
 func (f *front) guardWriter(w http.ResponseWriter, book *ledger) http.ResponseWriter {
-	return &guardedWriter{ResponseWriter: w, rc: http.NewResponseController(w), book: book, timeout: f.writeTimeout}
+	return &guardedWriter{ResponseWriter: w, rc: http.NewResponseController(w), book: book, timeout: cmp.Or(f.cfg.WriteTimeout, httpWriteTimeout)}
 }
 
 type guardedWriter struct {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +53,12 @@ func writeTokens(t testing.TB) string {
 // defaults) and the test tokens.
 func startHTTP(t testing.TB, cfg config, hc httpConfig) *httpFixture {
 	t.Helper()
+	return startHTTPOn(t, cfg, hc, nil)
+}
+
+// startHTTPOn is startHTTP with the listener passed through wrap (when not nil).
+func startHTTPOn(t testing.TB, cfg config, hc httpConfig, wrap func(net.Listener) net.Listener) *httpFixture {
+	t.Helper()
 	if cfg.Workdir == "" {
 		cfg.Workdir = t.TempDir()
 	}
@@ -88,6 +95,9 @@ func startHTTP(t testing.TB, cfg config, hc httpConfig) *httpFixture {
 	ln, err := net.Listen("tcp", hc.Addr)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	fx := &httpFixture{t: t, url: "http://" + ln.Addr().String() + mcpPath, stop: stop, exit: make(chan int, 1)}
@@ -633,9 +643,8 @@ func TestHTTPDrainTimeout(t *testing.T) {
 }
 
 // TestHTTPBadInput: malformed messages and requests get a clear HTTP error; a client that drops
-// its connection mid-call does not cancel the call (its command runs to the end), and one that
-// never reads what it asked for holds up no other session; the session goes on, and the leak
-// check after the tests finds nothing left.
+// its connection mid-call does not cancel the call (its command runs to the end); the session
+// and the others go on, and the leak check after the tests finds nothing left.
 func TestHTTPBadInput(t *testing.T) {
 	fx := startHTTP(t, config{}, httpConfig{})
 	rs := fx.rawConnect(aliceToken)
@@ -692,24 +701,65 @@ func TestHTTPBadInput(t *testing.T) {
 		t.Errorf("the dropped call was cut short: %q %v", b, err)
 	}
 
-	// A client that sends a call and never reads the response.
-	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(fx.url, "http://"), mcpPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := callBody(21, "head -c 200000 /dev/zero | tr '\\0' x; echo $$ > "+filepath.Join(dir, "slow"))
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", mcpPath, aliceToken, rs.id, len(body), body)
-	readPID(t, filepath.Join(dir, "slow"))
-	if got := other.bash("echo unaffected"); got != "unaffected\n" {
-		t.Errorf("another session while one client does not read: %q", got)
-	}
-	if got := rs.delete(); got != http.StatusNoContent {
-		t.Errorf("DELETE of the session whose client does not read: %d", got)
-	}
-	conn.Close()
 	if got := other.bash("echo still"); got != "still\n" {
 		t.Errorf("another session after: %q", got)
 	}
+}
+
+// TestHTTPSlowClient: a client that sends a call and never reads the response (with a small
+// receive buffer, so that the result, over 100 KB, cannot all be sent) holds up no other
+// session, and its write times out, so that its request ends and the session can go idle and
+// be ended, its background task with it, though the client never closes its connection.
+func TestHTTPSlowClient(t *testing.T) {
+	// The kernel would buffer megabytes for a client that does not read: the server's send
+	// buffers are made small, so that a result of 100 KB is enough to block.
+	fx := startHTTPOn(t, config{}, httpConfig{WriteTimeout: 300 * time.Millisecond, IdleTimeout: time.Second}, func(l net.Listener) net.Listener { return smallSendBuffers{l} })
+	rs := fx.rawConnect(aliceToken)
+	// Other sessions are opened when needed: with a 1 s idle timeout, one kept would expire.
+	unaffected := func(when string) {
+		t.Helper()
+		var got []string
+		for data := range fx.rawConnect(bobToken).stream(callBody(9, "echo other")) {
+			got = append(got, data)
+		}
+		if len(got) != 1 || !strings.Contains(got[0], `other\n`) {
+			t.Errorf("another session %s: %q", when, got)
+		}
+	}
+	dir := t.TempDir()
+	bg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": "bash", "arguments": map[string]any{"command": "echo $$ > " + filepath.Join(dir, "bg") + "; exec sleep 300", "description": "Wait", "run_in_background": true},
+	}})
+	for range rs.stream(string(bg)) {
+	}
+	bgPID := readPID(t, filepath.Join(dir, "bg"))
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(fx.url, "http://"), mcpPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := callBody(2, "head -c 200000 /dev/zero | tr '\\0' x; head -c 200000 /dev/zero | tr '\\0' y >&2; echo $$ > "+filepath.Join(dir, "slow"))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", mcpPath, aliceToken, rs.id, len(body), body)
+	readPID(t, filepath.Join(dir, "slow"))
+	unaffected("while one client does not read")
+	if !waitGone(bgPID) {
+		t.Errorf("the session of the client that does not read was never ended: its task (pid %d) is alive", bgPID)
+	}
+	unaffected("after")
+}
+
+// smallSendBuffers is a listener whose connections have a send buffer of 4 KiB.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
 }
 
 // TestHTTPPolicyAsks: an ask of the policy goes to the user of the session that made the call,
