@@ -23,7 +23,7 @@ type dshHTTP struct {
 	done   chan struct{} // closed once stderr is read to the end
 }
 
-var servingRE = regexp.MustCompile(`^dsh mcp: serving MCP at (http://\S+)$`)
+var servingRE = regexp.MustCompile(`^dsh mcp: serving MCP at (https?://\S+)$`)
 
 // startDshHTTP starts dsh mcp -http 127.0.0.1:0 with the test token file and args, and waits
 // for the line that says where it serves.
