@@ -195,6 +195,8 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	if err != nil {
 		return bash.RunResult{}, err
 	}
+	stopProgress := backend.WatchProgress(streams, 0, spec.Progress)
+	defer stopProgress() // on every path, before Run returns: no report after it
 	timer := time.NewTimer(spec.Timeout)
 	defer timer.Stop()
 	var cause error
@@ -209,6 +211,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 		p.Terminate()
 	}
 	<-p.Settled()
+	stopProgress()
 	streams.Seal()
 	e.retire(p)
 	exit := p.Exit()

@@ -49,7 +49,27 @@ type Request struct {
 	// whole; the zero value takes the executor's. Like Env it is for trusted callers: a
 	// model-facing tool sets it only once a person approved it.
 	Sandbox Sandbox
+	// Progress, when non-nil, is called during a foreground Run with the output so far: at most
+	// every [ProgressInterval], only when the command wrote more since the last report, from a
+	// goroutine of the executor's, and never once Run has returned. It must not block for long:
+	// the next report waits for it. Background tasks ignore it; a backend that cannot watch its
+	// output may never call it.
+	Progress func(Progress)
 }
+
+// ProgressInterval is the shortest time between two calls of [Request.Progress].
+const ProgressInterval = 250 * time.Millisecond
+
+// Progress is what a foreground command has written so far: Bytes on stdout and stderr together,
+// and LastLine, the last non-empty line written to the stream that grew last (without its line
+// ending, valid UTF-8, at most [MaxProgressLine] bytes with the start cut off).
+type Progress struct {
+	Bytes    int64
+	LastLine string
+}
+
+// MaxProgressLine bounds [Progress.LastLine] in bytes.
+const MaxProgressLine = 256
 
 // Spill describes the file that holds a stream beyond what is kept in memory. Path is empty when
 // there is no usable file (never created, abandoned after a write error, or not sealed cleanly).

@@ -109,6 +109,10 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 		s.setDescription(task.ID(), args.Description)
 		return withFacts("started background task "+string(task.ID()), RunFacts{TaskID: string(task.ID())})
 	}
+	if report := tools.ProgressFrom(ctx); report != nil {
+		// A foreground command's output so far, for a client that shows the call working.
+		req.Progress = func(p bash.Progress) { report(tools.Progress{Bytes: p.Bytes, Message: p.LastLine}) }
+	}
 	spec, err := s.ex.Resolve(req)
 	if err != nil {
 		return tools.Result{}, err

@@ -28,31 +28,17 @@ const MinSecretLen = 8
 // cannot catch a value split across two results, cut at a truncation, or transformed (encoded,
 // reversed, compressed).
 func Redact(secrets []Secret) After {
-	var list []Secret
-	seen := map[string]bool{}
-	for _, s := range secrets {
-		if len(s.Value) >= MinSecretLen && !seen[s.Value] {
-			seen[s.Value] = true
-			list = append(list, s)
-		}
-	}
-	if len(list) == 0 {
+	rep := RedactText(secrets)
+	if rep == nil {
 		return func(context.Context, Call, Result) Outcome { return Outcome{Action: Accept} }
 	}
-	// strings.Replacer tries the old strings in argument order at each position: longest first.
-	slices.SortStableFunc(list, func(a, b Secret) int { return cmp.Compare(len(b.Value), len(a.Value)) })
-	pairs := make([]string, 0, 2*len(list))
-	for _, s := range list {
-		pairs = append(pairs, s.Value, "[redacted: "+s.Name+"]")
-	}
-	rep := strings.NewReplacer(pairs...)
 	return func(_ context.Context, _ Call, res Result) Outcome {
 		var content []Content
 		for i, c := range res.Content {
 			if c.Type != "text" {
 				continue
 			}
-			clean := rep.Replace(c.Text)
+			clean := rep(c.Text)
 			if clean == c.Text {
 				continue
 			}
@@ -67,4 +53,29 @@ func Redact(secrets []Secret) After {
 		res.Content = content
 		return Outcome{Action: Replace, Result: res}
 	}
+}
+
+// RedactText returns the replacement [Redact] applies to each text block, for text that leaves
+// the harness by another way (a progress message): every value of secrets of at least
+// [MinSecretLen] bytes becomes "[redacted: NAME]", the longer first where two overlap. It
+// returns nil when no secret is long enough, so a caller can skip the work.
+func RedactText(secrets []Secret) func(string) string {
+	var list []Secret
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if len(s.Value) >= MinSecretLen && !seen[s.Value] {
+			seen[s.Value] = true
+			list = append(list, s)
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	// strings.Replacer tries the old strings in argument order at each position: longest first.
+	slices.SortStableFunc(list, func(a, b Secret) int { return cmp.Compare(len(b.Value), len(a.Value)) })
+	pairs := make([]string, 0, 2*len(list))
+	for _, s := range list {
+		pairs = append(pairs, s.Value, "[redacted: "+s.Name+"]")
+	}
+	return strings.NewReplacer(pairs...).Replace
 }

@@ -3,13 +3,15 @@
 //
 // Usage:
 //
-//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX]
+//	dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX] [HTTP]
 //	dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX] TOOL JSON
 //	dsh tools [-persistent] [-policy FILE] [SANDBOX]
 //	dsh sandbox-check
 //	dsh version
 //
-// where SANDBOX is -sandbox MODE [-network on|off] [-deny-read PATH]... [-sandbox-best-effort].
+// where SANDBOX is -sandbox MODE [-network on|off] [-deny-read PATH]... [-sandbox-best-effort]
+// and HTTP is -http ADDR [-token-file FILE] [-tls-cert FILE -tls-key FILE] [-idle-timeout D]
+// [-drain D] [-max-sessions N] [-max-body N] [-max-calls N].
 //
 // `dsh mcp` is an MCP server over stdio (newline-delimited JSON-RPC on stdin and stdout, built
 // on the official Go SDK). It serves bash, bash_output and bash_kill over the local executor,
@@ -19,7 +21,22 @@
 // MCP session is one owner: its background tasks and its shell are its own and die with it. On a
 // signal that would end it (SIGINT, SIGTERM, SIGHUP, SIGQUIT, and the others of
 // supervisor.Terminating), or at the end of stdin once it has answered every request it read, it
-// kills every process it started and exits 0.
+// kills every process it started and exits 0. A tools/call that carries a progress token gets
+// notifications/progress while its foreground command runs (the bytes written so far and the
+// last line, redacted, at most every 250 ms, only when the output grew, none after the result).
+//
+// With -http ADDR, dsh mcp serves any number of sessions over the MCP streamable HTTP transport
+// at http://ADDR/mcp instead of stdio, each session one owner as over stdio. Every request needs
+// a bearer token of -token-file (one per line, "NAME TOKEN" or "TOKEN"; mode 0600 or stricter,
+// owned by the user; created with a new token, printed once to stderr, when missing); without
+// one it gets 401. A browser Origin other than the server's own or a loopback host gets 403, a
+// session id opened with another principal's token 404. ADDR must be a loopback address unless
+// -tls-cert and -tls-key are given (a usage error otherwise). A session ends on DELETE or after
+// -idle-timeout (10m) without a request, killing what it owns. Past -max-sessions (64) a new
+// session gets 503, past -max-body (4 MiB) a request 413, past -max-calls (16) running calls
+// of one session a call gets a JSON-RPC error. On SIGINT or SIGTERM new sessions and calls get
+// 503 while the calls in flight finish, for at most -drain (30s); then everything is killed and
+// dsh exits 0.
 //
 // dsh mcp and dsh call run as two processes on Linux: the one that was started stays as a
 // supervisor, forwarding signals and exiting as dsh does, and dsh runs as its child. When either
@@ -82,15 +99,17 @@ func main() {
 }
 
 const usage = `usage:
-  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX]
+  dsh mcp   [-persistent] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX] [HTTP]
   dsh call  [-persistent] [-present] [-workdir DIR] [-timeout D] [-max-timeout D] [-policy FILE] [-redact=false] [SANDBOX] TOOL JSON
   dsh tools [-persistent] [-policy FILE] [SANDBOX]
   dsh sandbox-check
   dsh version
 
 SANDBOX is -sandbox off|read-only|workspace-write [-network on|off] [-deny-read PATH]... [-sandbox-best-effort]
+HTTP is -http ADDR [-token-file FILE] [-tls-cert FILE -tls-key FILE] [-idle-timeout D] [-drain D]
+        [-max-sessions N] [-max-body N] [-max-calls N]
 
-mcp    serve the shell tools as an MCP server over stdio
+mcp    serve the shell tools as an MCP server over stdio (or streamable HTTP with -http)
 call   run one tool call and print the text the model reads
 tools  print the tools' MCP definitions (schemas) as JSON
 sandbox-check  print what this machine offers the sandbox
@@ -144,6 +163,7 @@ type flags struct {
 	policyFile string
 	policy     *bashpolicy.Policy
 	redact     bool
+	http       httpConfig // dsh mcp only
 }
 
 // newFlags returns the flag set of command name; withRun adds the flags of commands that run
@@ -248,6 +268,7 @@ func drainLimit(cfg config) time.Duration {
 // SIGHUP, SIGQUIT, any of supervisor.Terminating); then every process is killed and it exits 0.
 func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", stderr, true, false)
+	f.http.register(f.fs)
 	rest, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -255,6 +276,21 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "dsh mcp: unexpected arguments %q\n", rest)
 		return exitUsage
+	}
+	if err := f.http.check(f.fs); err != nil {
+		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+		return exitUsage
+	}
+	var tokens *tokenSet
+	if f.http.Addr != "" {
+		// Before the supervisor starts: a bad token file is a usage error, and a new one is
+		// created (and its token shown) once, by the process that was started.
+		ts, err := loadTokens(f.http.TokenFile, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
+			return exitUsage
+		}
+		tokens = ts
 	}
 	if err := protect(); err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
@@ -270,6 +306,9 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	// or a SIGQUIT must not leave the commands running under init.
 	ctx, stop := signal.NotifyContext(context.Background(), supervisor.Terminating()...)
 	defer stop()
+	if tokens != nil {
+		return runHTTP(ctx, f.config(stderr), f.http, tokens, stderr)
+	}
 	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr)
 }
 

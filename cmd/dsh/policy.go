@@ -25,7 +25,9 @@ import (
 // that wants to leave it. Without a policy the tools are served as their packages made them.
 func (ts *toolset) guard(cfg config, list []*tools.Tool) []*tools.Tool {
 	if !cfg.NoRedact {
-		ts.reg.UseAfter(tools.Redact(harnessSecrets()))
+		secrets := harnessSecrets()
+		ts.reg.UseAfter(tools.Redact(secrets))
+		ts.redact = tools.RedactText(secrets) // for what leaves by another way: progress messages
 	}
 	if cfg.Sandbox.Enabled() && !cfg.Persistent {
 		ts.reg.UseBefore(askUnsandboxed) // see unsandboxed.go

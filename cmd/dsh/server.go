@@ -14,10 +14,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/tools"
 )
+
+// codeTooManyCalls is the JSON-RPC error code of a call past server.maxCalls (implementation-
+// defined server error range).
+const codeTooManyCalls = -32001
 
 // errServerClosed is returned by [server.connect] once [server.close] has begun.
 var errServerClosed = errors.New("dsh: server is closed")
@@ -49,6 +54,10 @@ type server struct {
 
 	closeDone chan struct{} // closed when the first close returns, with closeErr set
 	closeErr  error
+
+	// maxCalls bounds the calls one session runs at once (0: no bound); a call past it is a
+	// JSON-RPC error. Set before the first session connects.
+	maxCalls int
 }
 
 // session is one MCP session's state: its owner token, the agent the tools see, and the
@@ -57,6 +66,11 @@ type session struct {
 	owner string
 	agent *tools.Agent
 	calls atomic.Uint64
+	// life is cancelled when the session is ended on purpose (DELETE, idle timeout over HTTP)
+	// or has ended: every call of the session derives from it.
+	life     context.Context
+	stop     context.CancelFunc
+	inflight atomic.Int64 // calls running, against server.maxCalls
 
 	mu      sync.Mutex
 	notices []tools.Notice
@@ -89,6 +103,7 @@ func newServer(cfg config) (*server, error) {
 		// travel in tool results. The tool list follows the registry, and the SDK tells connected
 		// sessions when it changes.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		GetSessionID: rand.Text, // over HTTP: 128 random bits, the session's address
 	})
 	ts.reg.OnChange(s.toolChanged) // before the first tools, so that no change falls between
 	for _, t := range ts.mcpTools() {
@@ -132,19 +147,56 @@ func (s *server) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 		s.watchers.Done()
 		return nil, fmt.Errorf("dsh: connect: %w", err)
 	}
+	s.watch(ss, nil)
+	return ss, nil
+}
+
+// adopt makes ss, a session the SDK connected itself (the streamable HTTP handler), one of the
+// server's sessions exactly as connect does, and returns a channel closed once it has ended
+// and what it owned is released. It returns false once close has begun; the caller must then
+// close ss itself.
+func (s *server) adopt(ss *mcp.ServerSession) (<-chan struct{}, bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, false
+	}
+	s.watchers.Add(1)
+	s.mu.Unlock()
+	ended := make(chan struct{})
+	s.watch(ss, ended)
+	return ended, true
+}
+
+// watch records ss and ends it (see end) once it is down; ended, when not nil, is closed after.
+// The caller has counted ss in s.watchers.
+func (s *server) watch(ss *mcp.ServerSession, ended chan struct{}) {
 	s.sessionOf(ss)
 	s.mu.Lock()
-	closed := s.closed // close began after the check above and may have missed ss
+	closed := s.closed // close began after the caller's check and may have missed ss
 	s.mu.Unlock()
-	if closed {
-		_ = ss.Close()
-	}
 	go func() {
 		defer s.watchers.Done()
+		if ended != nil {
+			defer close(ended)
+		}
+		if closed {
+			_ = ss.Close()
+		}
 		_ = ss.Wait() // returns once the connection is down and every handler has returned
 		s.end(ss)
 	}()
-	return ss, nil
+}
+
+// cancelCalls cancels every call of the session ss in flight and every later one: the
+// session is being ended.
+func (s *server) cancelCalls(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	if st != nil {
+		st.stop()
+	}
 }
 
 // sessionOf returns the state of ss, creating it (with a fresh owner token) on first use: a
@@ -156,6 +208,7 @@ func (s *server) sessionOf(ss *mcp.ServerSession) *session {
 		return st
 	}
 	st := &session{owner: newOwner()}
+	st.life, st.stop = context.WithCancel(context.Background())
 	// The session id commands see (DSH_SESSION_ID) is a second random value: the owner token is
 	// the session's capability and never leaves the server.
 	st.agent = &tools.Agent{Owner: st.owner, Session: newSessionID(), Dir: s.tools.dir, Inject: st.inject}
@@ -201,6 +254,7 @@ func (s *server) end(ss *mcp.ServerSession) {
 	if st == nil {
 		return
 	}
+	st.stop()
 	st.mu.Lock()
 	st.ended = true
 	st.notices = nil
@@ -242,11 +296,20 @@ func (st *session) drain() []tools.Notice {
 func (s *server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		st := s.sessionOf(req.Session)
+		if n := st.inflight.Add(1); s.maxCalls > 0 && n > int64(s.maxCalls) {
+			st.inflight.Add(-1)
+			return nil, &jsonrpc.Error{Code: codeTooManyCalls, Message: fmt.Sprintf("too many calls in flight in this session (limit %d); wait for one to finish", s.maxCalls)}
+		}
+		defer st.inflight.Add(-1)
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
+		stopSession := context.AfterFunc(st.life, cancel)
+		defer stopSession()
 		ctx, ask := withAsk(ctx, req)
+		ctx, stopProgress := s.watchProgress(ctx, req)
+		defer stopProgress() // before the handler returns: no notification after the result
 		res := s.tools.reg.Execute(ctx, tools.Call{
 			ID:    strconv.FormatUint(st.calls.Add(1), 10),
 			Name:  name,

@@ -56,6 +56,9 @@ type toolset struct {
 	ex *bashlocal.Executor
 	// stage is the permission policy in front of the tools, nil without one (see guard).
 	stage *bashpolicy.Stage
+	// redact hides the harness's secrets in text that leaves outside a result (progress
+	// messages); nil when nothing is redacted.
+	redact func(string) string
 }
 
 // newToolset builds the tools for cfg. agents finds the live session for an owner token when

@@ -462,15 +462,22 @@ func leadingID(line []byte) json.RawMessage {
 // noteCancel marks the request named by the params of a notifications/cancelled as cancelled,
 // so its response is dropped.
 func (g *guardReader) noteCancel(params json.RawMessage) {
+	if id, ok := cancelledID(params); ok {
+		g.book.cancel(id)
+	}
+}
+
+// cancelledID returns the request id the params of a notifications/cancelled name, as the SDK
+// decodes it, or false when they name none that is usable.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return
+		return jsonrpc.ID{}, false
 	}
-	if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-		g.book.cancel(id)
-	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil && id.IsValid()
 }
 
 // usableID returns the "id" member of an object line when it is a string or an integer, the

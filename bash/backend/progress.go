@@ -1,0 +1,103 @@
+package backend
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+)
+
+// LastLine returns the last non-empty line of the stream collected so far, without its line
+// ending (a trailing carriage return is dropped too), as valid UTF-8 of at most
+// bash.MaxProgressLine bytes (the start of a longer line is cut off). It returns "" when the
+// stream holds no non-empty line in memory.
+func (c *Collector) LastLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	buf := c.tail[c.tailOff:]
+	if c.tailStart() == int64(len(c.head)) && len(c.head) > 0 {
+		// Nothing was dropped between head and tail: the last line may start in the head.
+		buf = append(slices.Clip(c.head), buf...)
+	}
+	line := lastLine(buf)
+	if len(line) > bash.MaxProgressLine {
+		line = line[len(line)-bash.MaxProgressLine:]
+		line = line[leadingContinuation(line):]
+	}
+	return validUTF8(line)
+}
+
+// lastLine returns the last non-empty line of b without its line ending, or nil.
+func lastLine(b []byte) []byte {
+	for len(b) > 0 {
+		b = bytes.TrimRight(b, "\r\n")
+		i := bytes.LastIndexByte(b, '\n')
+		line := bytes.TrimRight(b[i+1:], "\r")
+		if len(line) > 0 {
+			return line
+		}
+		if i < 0 {
+			return nil
+		}
+		b = b[:i]
+	}
+	return nil
+}
+
+// WatchProgress calls report with the progress of streams every interval (bash.ProgressInterval
+// when interval is not positive) while the command runs, when the streams grew since the last
+// report: the bytes of both streams and the last line of the one that grew last (stdout when both
+// did). It returns stop, which ends the watch and returns once no report is running or will be
+// made: a backend calls it before Run returns, so nothing is reported after. A nil report gives a
+// stop that does nothing. Stop may be called more than once.
+func WatchProgress(streams Streams, interval time.Duration, report func(bash.Progress)) (stop func()) {
+	if report == nil {
+		return func() {}
+	}
+	if interval <= 0 {
+		interval = bash.ProgressInterval
+	}
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A timer set again after each round, not a ticker: a late tick must not bring the next
+		// report closer than interval to this one.
+		tick := time.NewTimer(interval)
+		defer tick.Stop()
+		var out, errs int64
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			o, e := streams.Stdout.Total(), streams.Stderr.Total()
+			if o == out && e == errs {
+				tick.Reset(interval)
+				continue
+			}
+			var line string
+			if o != out {
+				line = streams.Stdout.LastLine()
+			} else {
+				line = streams.Stderr.LastLine()
+			}
+			out, errs = o, e
+			select {
+			case <-quit: // stop was called while the streams were read: report nothing more
+				return
+			default:
+			}
+			report(bash.Progress{Bytes: o + e, LastLine: line})
+			tick.Reset(interval)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}
+}
