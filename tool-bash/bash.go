@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/termtext"
 	"github.com/dsh-go/dsh/tools"
 )
 
@@ -110,8 +111,9 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 		return withFacts("started background task "+string(task.ID()), RunFacts{TaskID: string(task.ID())})
 	}
 	if report := tools.ProgressFrom(ctx); report != nil {
-		// A foreground command's output so far, for a client that shows the call working.
-		req.Progress = func(p bash.Progress) { report(tools.Progress{Bytes: p.Bytes, Message: p.LastLine}) }
+		// A foreground command's output so far, for a client that shows the call working; the
+		// line is sanitized like the result.
+		req.Progress = func(p bash.Progress) { report(tools.Progress{Bytes: p.Bytes, Message: termtext.String(p.LastLine)}) }
 	}
 	spec, err := s.ex.Resolve(req)
 	if err != nil {
