@@ -61,8 +61,10 @@ type Request struct {
 const ProgressInterval = 250 * time.Millisecond
 
 // Progress is what a foreground command has written so far: Bytes on stdout and stderr together,
-// and LastLine, the last non-empty line written to the stream that grew last (without its line
-// ending, valid UTF-8, at most [MaxProgressLine] bytes with the start cut off).
+// and LastLine, the last whole non-empty line of the stream that grew last: one the command
+// ended with a newline or a carriage return (as a progress bar does), never a line still being
+// written, which could show half of a value that redaction would recognise whole; without its
+// line ending, valid UTF-8, at most [MaxProgressLine] bytes with the start cut off.
 type Progress struct {
 	Bytes    int64
 	LastLine string

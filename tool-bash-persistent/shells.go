@@ -181,7 +181,9 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 	if err != nil {
 		return tools.Result{}, err
 	}
+	stopProgress := watchProgress(sh, tools.ProgressFrom(ctx))
 	res, err := sh.Run(runCtx, args.Command)
+	stopProgress() // before the result: nothing is reported after the handler returns
 	if err != nil {
 		cause := context.Cause(runCtx)
 		s.drop(o, sh)

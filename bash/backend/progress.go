@@ -9,10 +9,10 @@ import (
 	"github.com/dsh-go/dsh/bash"
 )
 
-// LastLine returns the last non-empty line of the stream collected so far, without its line
-// ending (a trailing carriage return is dropped too), as valid UTF-8 of at most
-// bash.MaxProgressLine bytes (the start of a longer line is cut off). It returns "" when the
-// stream holds no non-empty line in memory.
+// LastLine returns the last whole non-empty line of the stream collected so far (ended by a
+// newline or a carriage return; a line still being written is left out), without its line
+// ending, as valid UTF-8 of at most bash.MaxProgressLine bytes (the start of a longer line is
+// cut off). It returns "" when the stream holds no such line in memory.
 func (c *Collector) LastLine() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -29,13 +29,18 @@ func (c *Collector) LastLine() string {
 	return validUTF8(line)
 }
 
-// lastLine returns the last non-empty line of b without its line ending, or nil.
+// lastLine returns the last whole non-empty line of b (ended by "\n" or "\r") without its line
+// ending, or nil.
 func lastLine(b []byte) []byte {
+	end := bytes.LastIndexAny(b, "\r\n")
+	if end < 0 {
+		return nil // no line ended yet
+	}
+	b = b[:end]
 	for len(b) > 0 {
 		b = bytes.TrimRight(b, "\r\n")
-		i := bytes.LastIndexByte(b, '\n')
-		line := bytes.TrimRight(b[i+1:], "\r")
-		if len(line) > 0 {
+		i := bytes.LastIndexAny(b, "\r\n")
+		if line := b[i+1:]; len(line) > 0 {
 			return line
 		}
 		if i < 0 {

@@ -19,14 +19,16 @@ func TestCollectorLastLine(t *testing.T) {
 	}{
 		{name: "empty", write: nil, want: ""},
 		{name: "one line", write: []string{"hello\n"}, want: "hello"},
-		{name: "partial last line", write: []string{"a\nbuil", "ding"}, want: "building"},
+		{name: "a line being written is left out", write: []string{"a\nbuil", "ding"}, want: "a"},
+		{name: "no whole line yet", write: []string{"building"}, want: ""},
+		{name: "carriage return ends a line", write: []string{"10%\r20%\r30"}, want: "20%"},
 		{name: "blank lines skipped", write: []string{"first\n\n\r\n\n"}, want: "first"},
 		{name: "carriage return dropped", write: []string{"crlf\r\n"}, want: "crlf"},
 		{name: "only newlines", write: []string{"\n\n\n"}, want: ""},
-		{name: "line across head and tail", cfg: CollectorConfig{MaxBytes: 64, HeadBytes: 4}, write: []string{"abcdefgh"}, want: "abcdefgh"},
-		{name: "after a drop the tail only", cfg: CollectorConfig{MaxBytes: 8, HeadBytes: 2}, write: []string{"x\nabcdefghijklmnop"}, want: "klmnop"},
+		{name: "line across head and tail", cfg: CollectorConfig{MaxBytes: 64, HeadBytes: 4}, write: []string{"abcdefgh\n"}, want: "abcdefgh"},
+		{name: "after a drop the tail only", cfg: CollectorConfig{MaxBytes: 8, HeadBytes: 2}, write: []string{"x\nabcdefghijklmnop\n"}, want: "lmnop"},
 		{name: "long line keeps its end", write: []string{long + "END\n"}, want: long[:bash.MaxProgressLine-3] + "END"},
-		{name: "cut never splits a character", write: []string{strings.Repeat("é", bash.MaxProgressLine)}, want: strings.Repeat("é", bash.MaxProgressLine/2)},
+		{name: "cut never splits a character", write: []string{strings.Repeat("é", bash.MaxProgressLine) + "\n"}, want: strings.Repeat("é", bash.MaxProgressLine/2)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,7 +83,7 @@ func TestWatchProgress(t *testing.T) {
 	streams.Stdout.Write([]byte("four\n"))
 	time.Sleep(60 * time.Millisecond) // lets ticks pass; none may report after stop
 	stop()                            // a second stop is harmless
-	want := []bash.Progress{{Bytes: 4, LastLine: "one"}, {Bytes: 17, LastLine: "warning: two"}, {Bytes: 22, LastLine: "three"}}
+	want := []bash.Progress{{Bytes: 4, LastLine: "one"}, {Bytes: 17, LastLine: "warning: two"}, {Bytes: 22, LastLine: "one"}}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != len(want) {

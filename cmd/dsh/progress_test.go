@@ -114,3 +114,23 @@ func TestProgressStdio(t *testing.T) {
 	t.Cleanup(func() { _ = cs.Close() })
 	checkProgress(t, cs, rec)
 }
+
+// TestProgressPersistent checks progress from the persistent shell through dsh mcp -persistent:
+// notifications under the call's token, growing, each a whole line of output with the planted
+// secret redacted, none after the result and none without a token.
+func TestProgressPersistent(t *testing.T) {
+	t.Setenv("DSH_TEST_PROGRESS_TOKEN", progressSecret) // a harness secret: redacted
+	srv := testServer(t, config{Persistent: true})
+	rec := &progressRecorder{}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.connect(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, &mcp.ClientOptions{ProgressNotificationHandler: rec.handler}).
+		Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	checkProgress(t, cs, rec)
+}

@@ -3,7 +3,6 @@ package ptyshell
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 )
 
 // Output is what a command printed, clipped to a rune budget: Head is the first runes, Tail the
@@ -35,12 +34,14 @@ type clipper struct {
 	tailRunes        int
 	omitted          int64
 	omittedLines     int64
+	bytes            int64 // everything written, kept or not
 }
 
 func (c *clipper) write(s string) {
 	if s == "" {
 		return
 	}
+	c.bytes += int64(len(s))
 	if c.headRunes < c.headMax {
 		cut := runeOffset(s, c.headMax-c.headRunes)
 		c.head.WriteString(s[:cut])
@@ -92,6 +93,25 @@ func (c *clipper) output() Output {
 		OmittedChars: c.omitted,
 		OmittedLines: c.omittedLines,
 	}
+}
+
+// lastLine returns the last whole non-empty line written so far (ended by a newline; a line
+// still being written is left out) that does not hold skip, without its newline, or "". A line
+// cut by the omission counts from the omission on.
+func (c *clipper) lastLine(skip string) string {
+	text := string(c.tail)
+	if c.omitted == 0 {
+		text = c.head.String() + text // nothing omitted: the head and the tail are one text
+	}
+	i := strings.LastIndexByte(text, '\n')
+	for i > 0 {
+		text = text[:i]
+		i = strings.LastIndexByte(text, '\n')
+		if line := text[i+1:]; line != "" && (skip == "" || !strings.Contains(line, skip)) {
+			return line
+		}
+	}
+	return ""
 }
 
 // phase is where a command stands in the stream of the shell.
@@ -224,17 +244,23 @@ func (t *tracker) body(s string) {
 		t.clip.write(p[:i+len(t.endMark)])
 		p = after
 	}
-	// Keep a tail that might be the start of the end marker, cut on a rune boundary.
-	cut := len(p) - (len(t.endMark) - 1)
-	if cut <= 0 {
-		t.pending = p
-		return
-	}
-	for cut > 0 && !utf8.RuneStart(p[cut]) {
-		cut--
-	}
+	// Keep back only a tail that begins the end marker: the rest is output now, so the output so
+	// far (a progress report) is never a line behind while the command is quiet. The marker is
+	// ASCII, so the cut falls on a rune boundary.
+	cut := markerStart(p, t.endMark)
 	t.clip.write(p[:cut])
 	t.pending = p[cut:]
+}
+
+// markerStart returns where the longest suffix of p that is a proper prefix of mark begins, or
+// len(p) when no suffix of p begins mark.
+func markerStart(p, mark string) int {
+	for k := max(0, len(p)-(len(mark)-1)); k < len(p); k++ {
+		if p[k] == mark[0] && strings.HasPrefix(mark, p[k:]) {
+			return k
+		}
+	}
+	return len(p)
 }
 
 // output returns what the command printed so far: pending text is included, lines holding the

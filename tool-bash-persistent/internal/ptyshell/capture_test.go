@@ -126,6 +126,43 @@ func TestClipperKeepsHeadAndTail(t *testing.T) {
 	}
 }
 
+// TestClipperProgress checks what a progress report reads from the clipper: every byte written
+// counted, kept or not, and the last non-empty line wherever it lies (head, tail, across both,
+// or cut by the omission).
+func TestClipperProgress(t *testing.T) {
+	cases := []struct {
+		name   string
+		writes []string
+		max    int
+		bytes  int64
+		last   string
+	}{
+		{"nothing", nil, 10, 0, ""},
+		{"one line", []string{"hello\n"}, 40, 6, "hello"},
+		{"a whole line before one being written", []string{"a\nb", "c"}, 40, 4, "a"},
+		{"only a line being written", []string{"ab", "c"}, 40, 3, ""},
+		{"trailing blank lines", []string{"a\nlast\n\n\n"}, 40, 9, "last"},
+		{"line across head and tail", []string{"abcdefgh", "ij\n"}, 10, 11, "abcdefghij"},
+		{"line cut by the omission", []string{strings.Repeat("x", 30) + "yz\n"}, 10, 33, "xxyz"},
+		{"line in the tail", []string{strings.Repeat("y\n", 20) + "end\n"}, 10, 44, "end"},
+		{"multi-byte", []string{"é\n€€\n"}, 40, 10, "€€"},
+		{"nonce lines skipped", []string{"kept\n+ eval NONCE\n"}, 40, 18, "kept"},
+		{"only nonce lines", []string{"+ eval NONCE\n"}, 40, 13, ""},
+		{"a line after blank ones", []string{"x\n\n\n"}, 40, 4, "x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := clipper{headMax: c.max / 2, tailMax: c.max - c.max/2}
+			for _, w := range c.writes {
+				cl.write(w)
+			}
+			if got := cl.lastLine("NONCE"); cl.bytes != c.bytes || got != c.last {
+				t.Fatalf("bytes %d, last line %q; want %d, %q", cl.bytes, got, c.bytes, c.last)
+			}
+		})
+	}
+}
+
 // FuzzTracker checks that the output of a command is found whatever it holds and however the
 // stream is cut, that it stays within budget and valid UTF-8.
 func FuzzTracker(f *testing.F) {

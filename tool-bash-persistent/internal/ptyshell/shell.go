@@ -588,6 +588,22 @@ func (s *Shell) Run(ctx context.Context, command string) (Result, error) {
 	return s.runLine(ctx, nonce, line)
 }
 
+// Progress reports the command that Run is following: the bytes of its sanitized output so far
+// and its last whole non-empty line ("" before the first), both a few dozen bytes behind the
+// terminal, since text that may begin the end marker is held back; a line still being written is
+// never reported (it could show half of a value that redaction would recognise whole), nor are
+// the tool's markers and the lines holding the command's nonce. ok is false when
+// no command is being followed or none of its output was seen yet. It may be called from any
+// goroutine.
+func (s *Shell) Progress() (bytes int64, lastLine string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.track == nil || s.track.clip.bytes == 0 {
+		return 0, "", false
+	}
+	return s.track.clip.bytes, s.track.clip.lastLine(s.track.nonce), true
+}
+
 // maxTypedLine is the longest wrapper line typed as is. bash's line editor reads typed input
 // one byte at a time (about 10 µs a byte), so a longer command is written to a private file and
 // the typed line evaluates the file's content instead.
