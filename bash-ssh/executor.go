@@ -70,7 +70,7 @@ type Executor struct {
 	seq     uint64
 	ran     bool                     // a command ever started on the remote side
 	live    map[*remoteProc]struct{} // commands not yet settled
-	watch   map[int]string           // process groups of settled commands that may have members, and their tags
+	watch   map[int]target           // process groups of settled commands that may have members
 	orphans []target                 // commands whose connection was lost while they ran
 
 	closeOnce sync.Once
@@ -102,7 +102,7 @@ func New(cfg Config) (*Executor, error) {
 		tag:        hex.EncodeToString(rnd[:6]),
 		marker:     "dsh-bash-ssh-" + hex.EncodeToString(rnd[6:]),
 		live:       make(map[*remoteProc]struct{}),
-		watch:      make(map[int]string),
+		watch:      make(map[int]target),
 		reapNow:    make(chan struct{}, 1),
 		reaperDone: make(chan struct{}),
 		scrub:      scrub,
@@ -233,13 +233,10 @@ func (e *Executor) prepare(spec bash.Request, streams backend.Streams) (*remoteP
 	return p, nil
 }
 
-// retire forgets a settled process. Its process group is watched until it is seen empty (a command
-// may leave processes behind); a command whose connection was lost becomes an orphan, stopped once
-// the host is reachable again.
-func (e *Executor) retire(p *remoteProc) {
-	lost := p.result().lost
-	pgid := p.group()
-	sent := p.wasSent()
+// retire forgets a settled process, whose outcome is out. Its process group is watched until it is
+// seen empty (a command may leave processes behind); a command whose connection was lost becomes
+// an orphan, stopped once the host is reachable again.
+func (e *Executor) retire(p *remoteProc, out outcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, p)
@@ -247,10 +244,10 @@ func (e *Executor) retire(p *remoteProc) {
 		return
 	}
 	switch {
-	case lost && sent:
-		e.orphans = append(e.orphans, target{pgid: pgid, tag: p.tag})
-	case pgid > 0:
-		e.watch[pgid] = p.tag
+	case out.lost:
+		e.orphans = append(e.orphans, out.target)
+	case out.target.pgid > 0:
+		e.watch[out.target.pgid] = out.target
 	}
 }
 
@@ -290,7 +287,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	defer timer.Stop()
 	if cause == nil {
 		select {
-		case <-p.exited:
+		case <-p.exitedC:
 		case <-timer.C:
 			cause = errTimeout
 		case <-ctx.Done():
@@ -303,7 +300,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	out := p.result()
 	exit, failure, notStarted := out.exit, out.failure, out.notStarted
 	streams.Seal()
-	e.retire(p)
+	e.retire(p, out)
 	stdout, stderr := streams.Output()
 	res := bash.RunResult{
 		ExitCode: exit.code,
@@ -361,7 +358,7 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 		out := p.result()
 		exit, failure, notStarted, lost := out.exit, out.failure, out.notStarted, out.lost
 		streams.Seal()
-		e.retire(p)
+		e.retire(p, out)
 		if failure != nil && !errors.Is(failure, errNotStarted) {
 			note := "spawn failed: " + failure.Error()
 			if lost && !notStarted {
@@ -420,6 +417,12 @@ func (e *Executor) Close(ctx context.Context) error {
 	return e.closeErr
 }
 
+// closePoll bounds the interval at which close checks whether everything it stopped has ended.
+const closePoll = 20 * time.Millisecond
+
+// close stops everything and waits for it in one poll loop, as net/http's Server.Shutdown does:
+// when ctx is done it forces SIGKILL, and when the host has not reported back hardStop after that,
+// it cuts the connections, which ends every session and so every wait.
 func (e *Executor) close(ctx context.Context) error {
 	e.listen.Close()
 	e.mu.Lock()
@@ -435,18 +438,18 @@ func (e *Executor) close(ctx context.Context) error {
 		live = append(live, p)
 	}
 	var targets []target
-	for pg, tag := range e.watch {
-		targets = append(targets, target{pgid: pg, tag: tag})
+	for _, t := range e.watch {
+		targets = append(targets, t)
 	}
 	targets = append(targets, e.orphans...)
 	ran := e.ran
-	e.watch, e.orphans = map[int]string{}, nil
+	e.watch, e.orphans = map[int]target{}, nil
 	e.mu.Unlock()
 
 	batch := newStopHandle(false)
 	for _, p := range live {
-		if pg := p.adopt(batch); pg > 0 {
-			targets = append(targets, target{pgid: pg, tag: p.tag})
+		if t := p.adopt(batch); t.pgid > 0 {
+			targets = append(targets, t)
 		}
 	}
 	if ran || len(targets) > 0 {
@@ -455,60 +458,54 @@ func (e *Executor) close(ctx context.Context) error {
 		close(batch.done)
 	}
 
-	var err error
-	forced := false
-	force := func() {
-		if forced {
-			return
+	// pending reports whether something close waits for has not ended yet.
+	pending := func() bool {
+		if !isClosed(batch.done) {
+			return true
 		}
-		forced = true
-		err = fmt.Errorf("bashssh: close: %w", context.Cause(ctx))
-		batch.forceKill()
 		for _, p := range live {
-			p.terminate(true, true)
-		}
-	}
-	// After SIGKILL, give the remote side a bounded time to report back before the connections are
-	// cut: a host that stopped answering must not hang Close.
-	hard := time.NewTimer(0)
-	<-hard.C
-	var hardC <-chan time.Time
-	waitFor := func(ch <-chan struct{}) {
-		for {
-			select {
-			case <-ch:
-				return
-			case <-ctx.Done():
-				if !forced {
-					force()
-					hard.Reset(e.cfg.DialTimeout + 5*time.Second)
-					hardC = hard.C
-				}
-				select {
-				case <-ch:
-					return
-				case <-hardC:
-					e.stopCancel()
-					e.pool.close()
-					hardC = nil
-				}
+			if !isClosed(p.settledC) {
+				return true
+			}
+			if h := p.stopping(); h != nil && !isClosed(h.done) {
+				return true
 			}
 		}
+		for _, t := range tasks {
+			if !isClosed(t.Task.Done()) {
+				return true
+			}
+		}
+		return false
 	}
-	waitFor(batch.done)
-	for _, p := range live {
-		waitFor(p.settled)
-		p.mu.Lock()
-		h := p.stop
-		p.mu.Unlock()
-		if h != nil {
-			waitFor(h.done)
+	var err error
+	done := ctx.Done()
+	var hardAt time.Time // when the connections are cut, once SIGKILL went out
+	interval := time.Millisecond
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for pending() {
+		if !hardAt.IsZero() && time.Now().After(hardAt) {
+			// After SIGKILL the remote side had a bounded time to report back: a host that
+			// stopped answering must not hang Close.
+			e.stopCancel()
+			e.pool.close()
+			hardAt = time.Time{}
+		}
+		select {
+		case <-done:
+			done = nil
+			err = fmt.Errorf("bashssh: close: %w", context.Cause(ctx))
+			batch.forceKill()
+			for _, p := range live {
+				p.terminate(true, true)
+			}
+			hardAt = time.Now().Add(e.cfg.DialTimeout + 5*time.Second)
+		case <-timer.C:
+			interval = min(2*interval, closePoll)
+			timer.Reset(interval)
 		}
 	}
-	for _, t := range tasks {
-		waitFor(t.Task.Done())
-	}
-	hard.Stop()
 	if berr := batch.error(); berr != nil && err == nil {
 		err = fmt.Errorf("bashssh: close: remote processes may be left on %s: %w", e.host, berr)
 	}
@@ -521,6 +518,16 @@ func (e *Executor) close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // upper returns list upper-cased, as the remote launcher compares names.
