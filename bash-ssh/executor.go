@@ -65,13 +65,14 @@ type Executor struct {
 
 	tasks backend.TaskTable // background tasks; added under mu so that Close never misses one
 
-	mu      sync.Mutex
-	closed  bool
-	seq     uint64
-	ran     bool                     // a command ever started on the remote side
-	live    map[*remoteProc]struct{} // commands not yet settled
-	watch   map[int]target           // process groups of settled commands that may have members
-	orphans []target                 // commands whose connection was lost while they ran
+	mu         sync.Mutex
+	closed     bool
+	seq        uint64
+	ran        bool                     // a command ever started on the remote side
+	firstStart string                   // the earliest start time a launcher reported, in clock ticks since boot
+	live       map[*remoteProc]struct{} // commands not yet settled
+	watch      map[int]target           // process groups of settled commands that may have members
+	orphans    []target                 // commands whose connection was lost while they ran
 
 	closeOnce sync.Once
 	closeErr  error
@@ -442,7 +443,7 @@ func (e *Executor) close(ctx context.Context) error {
 		targets = append(targets, t)
 	}
 	targets = append(targets, e.orphans...)
-	ran := e.ran
+	ran, since := e.ran, e.firstStart
 	e.watch, e.orphans = map[int]target{}, nil
 	e.mu.Unlock()
 
@@ -453,7 +454,7 @@ func (e *Executor) close(ctx context.Context) error {
 		}
 	}
 	if ran || len(targets) > 0 {
-		e.startStop(batch, targets, ownPattern(e.tag), false)
+		e.startStop(batch, targets, ownPattern(e.tag), since, false)
 	} else {
 		close(batch.done)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-ssh/internal/sshdtest"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/escapetest"
 )
 
 const testGrace = 200 * time.Millisecond
@@ -29,12 +30,17 @@ var (
 
 // TestMain stops the shared server after the tests and then checks that no goroutine is left.
 func TestMain(m *testing.M) {
+	escapetest.Helper()
 	code := m.Run()
-	if shared != nil {
-		shared.Close()
+	for _, s := range []*sshdtest.Server{shared, userServer} {
+		if s != nil {
+			s.Close()
+		}
 	}
-	if sharedDir != "" {
-		os.RemoveAll(sharedDir)
+	for _, d := range []string{sharedDir, userDir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -34,7 +34,8 @@ import (
 // the launcher's process id, which is also the process group id, and is the process sshd waits
 // for, so the exit status or the signal sshd reports is exactly the command's.
 //
-// The control lines: stdout begins "MARKER ok PID\n", or "MARKER err workdir KIND MESSAGE\n"
+// The control lines: stdout begins "MARKER ok PID START\n" (START: the start time of the process in
+// clock ticks since boot, read from /proc/PID/stat, empty without /proc), or "MARKER err workdir KIND MESSAGE\n"
 // (KIND: notexist, notdir, permission) or "MARKER err bash MESSAGE\n" when the command cannot be
 // started; stderr begins "MARKER\n". Whatever the login shell printed before them (a
 // noisy profile) is dropped by the reader; everything after them is the command's own output.
@@ -82,7 +83,12 @@ if [ -z "$_dsh_b" ] || [ ! -x "$_dsh_b" ]; then
 fi
 unset OLDPWD
 hash env 2>/dev/null && _dsh_ev=${BASH_CMDS[env]}
-printf '%s ok %d\n' "$_dsh_m" "$$"
+_dsh_t=
+if read -r _dsh_t 2>/dev/null </proc/$$/stat; then
+	_dsh_f=(${_dsh_t##*) })
+	_dsh_t=${_dsh_f[19]}
+fi
+printf '%s ok %d %s\n' "$_dsh_m" "$$" "$_dsh_t"
 printf '%s\n' "$_dsh_m" >&2
 [ "$_dsh_in" = 1 ] || exec </dev/null
 for _dsh_n in NAMES; do
@@ -102,86 +108,159 @@ if [ ${#_dsh_rest[@]} -eq 0 ]; then exec -a bash "$_dsh_b" --norc -c "$_dsh_cmd"
 exec "$_dsh_ev" -- "${_dsh_rest[@]}" "$_dsh_b" --norc -c "$_dsh_cmd"
 `
 
-// controlScript signals and watches process groups. Its arguments: the marker its report line
-// starts with, the mode ("stop" or "check"),
-// the grace period in milliseconds, the extended grep pattern that marks this executor's processes
-// (own), the pattern of the tags whose processes are stopped even outside their group (sweep, may be
-// empty), then the process group ids.
+// controlScript signals and watches the processes of commands. Its arguments: the marker its
+// report line starts with, the mode ("stop" or "check"), the grace period in milliseconds, the
+// extended grep pattern that marks this executor's processes (own), the pattern of the tags whose
+// processes are stopped even outside their group (sweep, may be empty), the start time of the
+// executor's first command in clock ticks since boot (since, empty but in the final stop), then the
+// targets: "PGID" or "PGID:START", START being the start time the launcher reported for the
+// command's leader.
 //
-// On Linux a group counts as alive while it has a member that is not a zombie (read from
-// /proc/PID/stat), and it is only ever signalled once one of its live members has been seen
-// carrying an environment entry that matches own: a group id the executor recorded may since have
-// been reused by an unrelated group, which is then left alone. Without /proc, any member counts and
-// the group id is trusted. A group once seen gone is never signalled again.
+// On Linux, a process counts as alive while one of its threads is not a zombie (a leader thread may
+// exit while others run), and its tag is read from the environment of a live thread. A recorded
+// group is the command's while its leader still exists with the recorded start time, whatever its
+// processes did to their environment: its id cannot have been reused. After that the group needs a
+// live member carrying an environment entry that matches own, for the id may since belong to an
+// unrelated group, which is then left alone. A group, once it is the command's, stays so while it
+// has members; its members, the other members of its session, the processes whose tag matches
+// sweep, and all their descendants are found on every scan and remembered (pid and start time)
+// while the controller runs, so that a process re-parented to init is still stopped. Without /proc,
+// any member counts and the group id is trusted. A group once seen gone is never signalled again.
 //
 // It reports on one line that starts with the marker (a login shell may print before it). "check"
 // reports "alive" and the ids of the groups still alive. "stop" sends SIGTERM to the groups and to
-// every process whose environment matches sweep, then SIGKILL when the grace period has passed or
-// when it reads the line "kill" on its standard input, and waits until nothing is left; it reports
-// "gone", or "survivors ..." when something outlived SIGKILL by 10 s.
-const controlScript = `m=$1 mode=$2 g=$3 own=$4 sweep=$5
-shift 5
-groups=("$@") tp=()
+// every process found, then SIGKILL when the grace period has passed or when it reads the line
+// "kill" on its standard input, and waits until nothing is left; it reports "gone", or "survivors
+// ..." when something outlived SIGKILL by 10 s. With since set, "gone" is followed by
+// "unreadable PID:NAME ..." for every live process of the controller's user started since then
+// whose environment cannot be read (a non-dumpable process), sshd's own excepted: the controller
+// cannot tell whether those are the executor's, and leaves them running.
+const controlScript = `m=$1 mode=$2 g=$3 own=$4 sweep=$5 since=$6
+shift 6
+groups=() tp=()
 procfs=0
 [ -r /proc/self/stat ] && procfs=1
-declare -A verified=()
+declare -A gstart=() verified=() known=() st=() envf=() comm=()
+for a; do
+	groups+=("${a%%:*}")
+	[[ $a == *:?* ]] && gstart[${a%%:*}]=${a#*:}
+done
 now() {
 	if [ -n "$EPOCHREALTIME" ]; then t=${EPOCHREALTIME/[.,]/}; t=$((10#$t / 1000)); else t=$((SECONDS * 1000)); fi
 }
-scan() {
-	local p f s r pid cand=() keep=() files=()
-	for p in "${groups[@]}"; do kill -0 -- "-$p" 2>/dev/null && cand+=("$p"); done
-	if [ ${#cand[@]} -eq 0 ] || [ $procfs = 0 ]; then
-		groups=("${cand[@]}")
-		return
-	fi
-	local -A want=() pgof=() live=()
-	for p in "${cand[@]}"; do want[$p]=1; done
+# table reads every live process: st (start time), envf (the environment file of a live thread),
+# comm, and the lists pids, ppid, pgrp, sess in step.
+table() {
+	local f s r x pid tf ts
+	local -a fl
+	st=() envf=() comm=() pids=() ppid=() pgrp=() sess=()
 	for f in /proc/[0-9]*/stat; do
 		read -r s 2>/dev/null <"$f" || continue
 		r=${s##*) }
-		case ${r%% *} in Z | X) continue ;; esac
-		r=${r#* }
-		r=${r#* }
-		r=${r%% *}
-		[ -n "${want[$r]}" ] || continue
+		fl=($r)
 		pid=${f#/proc/}
 		pid=${pid%/stat}
-		live[$r]=1
-		[ -n "${verified[$r]}" ] && continue
-		pgof[$pid]=$r
-		files+=("/proc/$pid/environ")
+		x=/proc/$pid/environ
+		case ${fl[0]} in Z | X)
+			[ "${fl[17]:-0}" -gt 1 ] || continue
+			x=
+			for tf in /proc/$pid/task/[0-9]*/stat; do
+				read -r ts 2>/dev/null <"$tf" || continue
+				ts=${ts##*) }
+				case ${ts%% *} in Z | X) ;; *) x=${tf%stat}environ && break ;; esac
+			done
+			[ -n "$x" ] || continue
+			;;
+		esac
+		s=${s#*(}
+		comm[$pid]=${s%) *}
+		st[$pid]=${fl[19]}
+		envf[$pid]=$x
+		pids+=("$pid") ppid+=("${fl[1]}") pgrp+=("${fl[2]}") sess+=("${fl[3]}")
 	done
-	if [ ${#files[@]} -gt 0 ]; then
-		while IFS= read -r f; do
-			pid=${f#/proc/}
-			pid=${pid%/environ}
-			verified[${pgof[$pid]}]=1
-		done < <(grep -lsaEz -e "$own" "${files[@]}" 2>/dev/null)
+}
+# tagged prints the pids, among the live ones, whose environment matches the pattern $1.
+tagged() {
+	local p f
+	local -a files=()
+	for p; do files+=("${envf[$p]}"); done
+	[ ${#files[@]} -gt 0 ] || return 0
+	while IFS= read -r f; do
+		f=${f#/proc/}
+		echo "${f%%/*}"
+	done < <(grep -lsaEz -e "$1" "${files[@]}" 2>/dev/null)
+}
+scan() {
+	local p i n cand=() keep=()
+	for p in "${groups[@]}"; do kill -0 -- "-$p" 2>/dev/null && cand+=("$p"); done
+	if [ $procfs = 0 ]; then
+		groups=("${cand[@]}")
+		return
+	fi
+	table
+	local -A want=() live=() ours=() ss=() unv=()
+	for p in "${cand[@]}"; do
+		want[$p]=1
+		[ -n "${gstart[$p]}" ] && [ "${st[$p]}" = "${gstart[$p]}" ] && verified[$p]=1
+	done
+	n=${#pids[@]}
+	for ((i = 0; i < n; i++)); do
+		p=${pgrp[i]}
+		[ -n "${want[$p]}" ] || continue
+		live[$p]=1
+		[ -n "${verified[$p]}" ] || unv[${pids[i]}]=$p
+	done
+	if [ ${#unv[@]} -gt 0 ]; then
+		while IFS= read -r p; do verified[${unv[$p]}]=1; done < <(tagged "$own" "${!unv[@]}")
 	fi
 	for p in "${cand[@]}"; do [ -n "${live[$p]}" ] && [ -n "${verified[$p]}" ] && keep+=("$p"); done
 	groups=("${keep[@]}")
-}
-tagged() {
-	tp=()
-	[ -n "$sweep" ] && [ $procfs = 1 ] || return 0
-	local l
-	while IFS= read -r l; do
-		l=${l#/proc/}
-		tp+=("${l%/environ}")
-	done < <(grep -lsaEz -e "$sweep" /proc/[0-9]*/environ 2>/dev/null)
+	[ "$mode" = check ] && return
+	for p in "${!known[@]}"; do [ "${st[$p]}" = "${known[$p]}" ] && ours[$p]=1; done
+	for p in "${groups[@]}"; do ss[$p]=1; done
+	for ((i = 0; i < n; i++)); do
+		[ -n "${ss[${pgrp[i]}]}" ] && ss[${sess[i]}]=1
+	done
+	for ((i = 0; i < n; i++)); do
+		[ -n "${ss[${sess[i]}]}" ] && ours[${pids[i]}]=1
+	done
+	if [ -n "$sweep" ]; then
+		while IFS= read -r p; do ours[$p]=1; done < <(tagged "$sweep" "${pids[@]}")
+	fi
+	local more=1
+	while [ $more = 1 ]; do
+		more=0
+		for ((i = 0; i < n; i++)); do
+			[ -z "${ours[${pids[i]}]}" ] && [ -n "${ours[${ppid[i]}]}" ] && ours[${pids[i]}]=1 more=1
+		done
+	done
+	unset 'ours[$$]'
+	known=()
+	for p in "${!ours[@]}"; do known[$p]=${st[$p]}; done
 }
 alive() {
 	scan
-	[ ${#groups[@]} -gt 0 ] && return 0
-	tagged
-	[ ${#tp[@]} -gt 0 ]
+	[ ${#groups[@]} -gt 0 ] || [ ${#known[@]} -gt 0 ]
 }
 sig() {
 	local p
 	for p in "${groups[@]}"; do kill -s "$1" -- "-$p" 2>/dev/null; done
-	tagged
-	for p in "${tp[@]}"; do kill -s "$1" "$p" 2>/dev/null; done
+	for p in "${!known[@]}"; do kill -s "$1" "$p" 2>/dev/null; done
+}
+# unreadable prints "PID:NAME" for every live process of this user started since $since whose
+# environment cannot be read, sshd's excepted.
+unreadable() {
+	local p k v u
+	[ -n "$since" ] && [ $procfs = 1 ] || return 0
+	table
+	for p in "${pids[@]}"; do
+		[ "$p" != $$ ] && [ "${st[$p]}" -ge "$since" ] || continue
+		[ -r "${envf[$p]}" ] && continue
+		case ${comm[$p]} in sshd | sshd-session | sshd-auth) continue ;; esac
+		u=
+		while read -r k v _; do [ "$k" = Uid: ] && u=$v && break; done 2>/dev/null <"/proc/$p/status"
+		[ "$u" = "$UID" ] && printf ' %s:%s' "$p" "${comm[$p]//[!A-Za-z0-9._-]/_}"
+	done
 }
 scan
 if [ "$mode" = check ]; then
@@ -202,7 +281,7 @@ while alive; do
 		killed=1 end=$((t + 10000))
 	fi
 	if [ $killed = 1 ] && ((t > end)); then
-		echo "$m survivors ${groups[*]} ${tp[*]}"
+		echo "$m survivors ${groups[*]} ${!known[*]}"
 		exit 1
 	fi
 	if [ $eof = 0 ]; then
@@ -219,7 +298,8 @@ while alive; do
 		sleep 0.02
 	fi
 done
-echo "$m gone"
+u=$(unreadable)
+echo "$m gone${u:+ unreadable$u}"
 `
 
 // launcher is launcherScript with its variable-name loop filled in: bash lists every variable whose
@@ -333,10 +413,17 @@ func envEntries(extra map[string]string, tag string) ([]string, error) {
 }
 
 // controlCommand builds the command line of a controller session.
-func controlCommand(bashPath, marker, mode string, grace time.Duration, own, sweep string, pgids []int) string {
-	args := []string{marker, mode, strconv.FormatInt(grace.Milliseconds(), 10), own, sweep}
-	for _, p := range pgids {
-		args = append(args, strconv.Itoa(p))
+func controlCommand(bashPath, marker, mode string, grace time.Duration, own, sweep, since string, targets []target) string {
+	args := []string{marker, mode, strconv.FormatInt(grace.Milliseconds(), 10), own, sweep, since}
+	for _, t := range targets {
+		if t.pgid <= 0 {
+			continue
+		}
+		a := strconv.Itoa(t.pgid)
+		if t.start != "" {
+			a += ":" + t.start
+		}
+		args = append(args, a)
 	}
 	return remoteCommand(bashPath, controlScript, "dsh-bash-ssh-control", args)
 }

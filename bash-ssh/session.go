@@ -68,6 +68,7 @@ func (f exitFacts) known() bool { return f.code != nil || f.signal != "" }
 // header is what the launcher's first stdout line said.
 type header struct {
 	pgid   int
+	start  string // the leader's start time, in clock ticks since boot ("" when unknown)
 	reason string // "err" line: why the command was not started
 	err    error  // the stream ended (or failed) before a control line
 }
@@ -121,7 +122,8 @@ type remoteProc struct {
 
 	mu        sync.Mutex
 	phase     phase
-	pgid      int // the command's process group, 0 until the launcher reports it
+	pgid      int    // the command's process group, 0 until the launcher reports it
+	start     string // the start time of the group's leader, "" when unknown
 	exit      exitFacts
 	failure   error // why the command did not start, or did not finish; the first reason wins
 	kind      failKind
@@ -280,10 +282,13 @@ func (p *remoteProc) await(c *conn, ch ssh.Channel, reqs <-chan *ssh.Request) {
 func (p *remoteProc) started(h header) {
 	p.e.mu.Lock()
 	p.e.ran = true
+	if h.start != "" && (p.e.firstStart == "" || startBefore(h.start, p.e.firstStart)) {
+		p.e.firstStart = h.start
+	}
 	p.e.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pgid = h.pgid
+	p.pgid, p.start = h.pgid, h.start
 	if p.stopAsked != noStop && p.stop == nil {
 		p.stop = p.e.stopGroups([]target{p.targetLocked()}, tagsPattern([]string{p.tag}), p.stopAsked == killStop)
 	}
@@ -291,7 +296,7 @@ func (p *remoteProc) started(h header) {
 
 // targetLocked returns the command's process group as a stop target. Call with mu held.
 func (p *remoteProc) targetLocked() target {
-	return target{pgid: p.pgid, tag: p.tag}
+	return target{pgid: p.pgid, start: p.start, tag: p.tag}
 }
 
 // wait waits until ch is closed, at most d.
@@ -401,9 +406,10 @@ func (p *remoteProc) readStdout(r io.Reader, headers chan<- header) {
 			if nl := bytes.IndexByte(pre[i:], '\n'); nl >= 0 {
 				line := string(pre[i+len(marker) : i+nl])
 				rest := pre[i+nl+1:]
-				if pid, ok := strings.CutPrefix(line, "ok "); ok {
-					if n, perr := strconv.Atoi(pid); perr == nil && n > 1 {
-						headers <- header{pgid: n}
+				if fields, ok := strings.CutPrefix(line, "ok "); ok {
+					pid, start, _ := strings.Cut(fields, " ")
+					if n, perr := strconv.Atoi(pid); perr == nil && n > 1 && validStart(start) {
+						headers <- header{pgid: n, start: start}
 						p.stdout.Write(rest)
 						copyTo(p.stdout, r, buf)
 						return
@@ -547,4 +553,20 @@ func (p *remoteProc) stopping() *stopHandle {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stop
+}
+
+// validStart reports whether s is a start time as the launcher reports it: decimal digits, or
+// empty when the host has no /proc.
+func validStart(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) <= 20
+}
+
+// startBefore reports whether start time a (decimal clock ticks) is earlier than b.
+func startBefore(a, b string) bool {
+	return len(a) < len(b) || len(a) == len(b) && a < b
 }
