@@ -74,6 +74,8 @@ type Server struct {
 	ClientKey  string // private key file authorized for User
 	KnownHosts string // known_hosts file with the server's host key
 	HostKey    ssh.PublicKey
+	// HostKeyFile is the host's private key; HostKeyFile+".pub" its public key, for ssh-keygen -s.
+	HostKeyFile string
 
 	sshd    string
 	cfgPath string
@@ -83,8 +85,9 @@ type Server struct {
 	authKeys string // the authorized_keys file
 	public   string // a directory the remote user may read, removed by Close ("" for none)
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	opts Options
 }
 
 // SSHD returns the path of the sshd binary, or an error telling how to install it.
@@ -141,8 +144,13 @@ func New(dir string, opts Options) (*Server, error) {
 	} else if err := os.Mkdir(s.Home, 0o700); err != nil {
 		return nil, err
 	}
-	hostPub, _, err := writeKey(filepath.Join(dir, "host_ed25519"))
+	s.opts = opts
+	s.HostKeyFile = filepath.Join(dir, "host_ed25519")
+	hostPub, _, err := writeKey(s.HostKeyFile)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(s.HostKeyFile+".pub", ssh.MarshalAuthorizedKey(hostPub), 0o644); err != nil {
 		return nil, err
 	}
 	s.HostKey = hostPub
@@ -162,7 +170,7 @@ func New(dir string, opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.Port = port
-		if err := s.writeConfig(opts); err != nil {
+		if err := s.writeConfig(); err != nil {
 			return nil, err
 		}
 		s.KnownHosts = filepath.Join(dir, "known_hosts")
@@ -250,11 +258,12 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func (s *Server) writeConfig(opts Options) error {
+func (s *Server) writeConfig() error {
+	opts := s.opts
 	lines := []string{
 		"Port " + strconv.Itoa(s.Port),
 		"ListenAddress " + s.Host,
-		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
+		"HostKey " + s.HostKeyFile,
 		"AuthorizedKeysFile " + s.authKeys,
 		"PidFile " + filepath.Join(s.Dir, "sshd.pid"),
 		"PermitRootLogin prohibit-password",
@@ -277,6 +286,26 @@ func (s *Server) writeConfig(opts Options) error {
 	}
 	lines = append(lines, opts.Config...)
 	return os.WriteFile(s.cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+// SetHostCertificate restarts the server so that it presents the host certificate in file (made
+// with ssh-keygen -s … -h from HostKeyFile+".pub"), or no certificate when file is empty.
+func (s *Server) SetHostCertificate(file string) error {
+	s.Stop()
+	var cfg []string
+	for _, l := range s.opts.Config {
+		if !strings.HasPrefix(l, "HostCertificate ") {
+			cfg = append(cfg, l)
+		}
+	}
+	if file != "" {
+		cfg = append(cfg, "HostCertificate "+file)
+	}
+	s.opts.Config = cfg
+	if err := s.writeConfig(); err != nil {
+		return err
+	}
+	return s.Restart()
 }
 
 // Addr returns "127.0.0.1:PORT".
