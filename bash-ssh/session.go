@@ -38,6 +38,9 @@ func (e *SpawnError) Unwrap() error { return e.Err }
 
 // launchFailure turns the launcher's "err" control line into a SpawnError.
 func (e *Executor) launchFailure(line string) *SpawnError {
+	if len(line) > maxReason {
+		line = strings.ToValidUTF8(line[:maxReason/2], "") + fmt.Sprintf(" [… %d bytes …] ", len(line)-maxReason) + strings.ToValidUTF8(line[len(line)-maxReason/2:], "")
+	}
 	what, rest, _ := strings.Cut(line, " ")
 	switch what {
 	case "workdir":
@@ -53,8 +56,16 @@ func (e *Executor) launchFailure(line string) *SpawnError {
 // errNotStarted is the cause recorded when a command was stopped before its session ran it.
 var errNotStarted = errors.New("stopped before it started")
 
-// maxNoise bounds what a login shell may print before the launcher's control lines.
-const maxNoise = 64 << 10
+// maxNoise bounds what a login shell may print before the launcher's control lines; maxControl
+// bounds a control line itself, which may quote the workdir (up to a whole command line) twice.
+const (
+	maxNoise   = 64 << 10
+	maxControl = 2*maxCommandLine + 4<<10
+)
+
+// maxReason bounds the message of a failed start that the remote side reported (a workdir error
+// quotes the path, which may be long).
+const maxReason = 4 << 10
 
 // exitFacts is how the command's shell ended, as the server reported it.
 type exitFacts struct {
@@ -402,7 +413,8 @@ func (p *remoteProc) readStdout(r io.Reader, headers chan<- header) {
 	for {
 		n, err := r.Read(buf)
 		pre = append(pre, buf[:n]...)
-		if i := bytes.Index(pre, marker); i >= 0 {
+		i := bytes.Index(pre, marker)
+		if i >= 0 {
 			if nl := bytes.IndexByte(pre[i:], '\n'); nl >= 0 {
 				line := string(pre[i+len(marker) : i+nl])
 				rest := pre[i+nl+1:]
@@ -421,7 +433,7 @@ func (p *remoteProc) readStdout(r io.Reader, headers chan<- header) {
 				return
 			}
 		}
-		if len(pre) > maxNoise {
+		if i < 0 && len(pre) > maxNoise || i >= 0 && len(pre)-i > maxControl {
 			headers <- header{reason: fmt.Sprintf("the remote login shell wrote more than %d bytes before the command started", maxNoise)}
 			copyTo(io.Discard, r, buf)
 			return
