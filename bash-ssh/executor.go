@@ -18,7 +18,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +46,7 @@ type Executor struct {
 	pool   *pool
 	tag    string // prefix of the tag every command carries
 	marker string // starts the launcher's control lines
-	scrub  envpolicy.Policy
+	scrub  envpolicy.Rules
 	spills backend.SpillDir
 	listen bash.Listeners
 	wg     sync.WaitGroup // every goroutine the executor starts
@@ -106,7 +105,7 @@ func New(cfg Config) (*Executor, error) {
 		watch:      make(map[int]target),
 		reapNow:    make(chan struct{}, 1),
 		reaperDone: make(chan struct{}),
-		scrub:      scrub,
+		scrub:      scrub.Rules(),
 	}
 	e.spills.Parent = cfg.SpillDir
 	e.createSpill = e.spills.Create
@@ -211,15 +210,13 @@ func (e *Executor) prepare(spec bash.Request, streams backend.Streams) (*remoteP
 		return nil, fmt.Errorf("bashssh: %w", err)
 	}
 	line, err := launchArgs{
-		marker:   e.marker,
-		workdir:  spec.Workdir,
-		stdin:    spec.Stdin != nil,
-		bash:     e.cfg.RemoteBash,
-		patterns: upper(e.scrub.Patterns),
-		prefixes: upper(e.scrub.Prefixes),
-		keep:     e.scrub.Keep,
-		env:      env,
-		command:  spec.Command,
+		marker:  e.marker,
+		workdir: spec.Workdir,
+		stdin:   spec.Stdin != nil,
+		bash:    e.cfg.RemoteBash,
+		scrub:   e.scrub,
+		env:     env,
+		command: spec.Command,
 	}.build()
 	if err != nil {
 		return nil, fmt.Errorf("bashssh: %w", err)
@@ -529,13 +526,4 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// upper returns list upper-cased, as the remote launcher compares names.
-func upper(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = strings.ToUpper(s)
-	}
-	return out
 }

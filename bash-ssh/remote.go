@@ -24,8 +24,12 @@ import (
 // for shells started by sshd.
 
 // launcherScript starts one command. Its arguments: the marker, the working directory, "1" when
-// the session carries stdin ("0": /dev/null), the bash to run, then four counted lists (scrub
-// patterns, scrub prefixes, names to keep, NAME=VALUE entries to set) and the command last.
+// the session carries stdin ("0": /dev/null), the bash to run, then seven counted lists (the
+// envpolicy.Rules: scrub patterns, scrub prefixes, names to keep, carrier words, ordinary names,
+// ordinary prefixes; then the NAME=VALUE entries to set), the value shape, and the command last.
+// It scrubs the login environment by exactly the rules of envpolicy.Policy.ScrubbedEntry, matching
+// values in the C locale, and tries the value shape on each variable only when it matches all
+// values at once (one regular expression match in the common case).
 //
 // It makes sure it leads its own process group: OpenSSH's sshd already starts every session in a
 // new session (setsid); other servers may not, and then the launcher runs itself again under
@@ -53,12 +57,18 @@ _dsh_pats=("${@:2:$1}")
 shift $(($1 + 1))
 _dsh_pres=("${@:2:$1}")
 shift $(($1 + 1))
-declare -A _dsh_keep=()
+declare -A _dsh_keep=() _dsh_ord=()
 for _dsh_n in "${@:2:$1}"; do _dsh_keep[$_dsh_n]=1; done
+shift $(($1 + 1))
+_dsh_words=("${@:2:$1}")
+shift $(($1 + 1))
+for _dsh_n in "${@:2:$1}"; do _dsh_ord[$_dsh_n]=1; done
+shift $(($1 + 1))
+_dsh_ordp=("${@:2:$1}")
 shift $(($1 + 1))
 _dsh_envs=("${@:2:$1}")
 shift $(($1 + 1))
-_dsh_cmd=$1
+_dsh_shape=$1 _dsh_cmd=$2
 unset CDPATH
 case $_dsh_wd in
 '~') _dsh_wd=${HOME:-.} ;;
@@ -91,13 +101,24 @@ fi
 printf '%s ok %d %s\n' "$_dsh_m" "$$" "$_dsh_t"
 printf '%s\n' "$_dsh_m" >&2
 [ "$_dsh_in" = 1 ] || exec </dev/null
+_dsh_lcs=${LC_ALL+1} _dsh_lca=${LC_ALL-}
+LC_ALL=C
+_dsh_all= _dsh_x=()
+for _dsh_n in NAMES; do [[ $_dsh_n == _dsh_* ]] || _dsh_all+=${!_dsh_n}$'\n'; done 2>/dev/null
+[[ $_dsh_all =~ $_dsh_shape ]] && _dsh_all=1 || _dsh_all=
 for _dsh_n in NAMES; do
 	[[ $_dsh_n == _dsh_* ]] && continue
 	[ -n "${_dsh_keep[$_dsh_n]}" ] && continue
+	[ -n "$_dsh_all" ] && [[ ${!_dsh_n} =~ $_dsh_shape ]] && { _dsh_x+=("$_dsh_n"); continue; }
 	_dsh_u=${_dsh_n^^}
-	for _dsh_p in "${_dsh_pats[@]}"; do [[ $_dsh_u == *"$_dsh_p"* ]] && { unset "$_dsh_n"; continue 2; }; done
-	for _dsh_p in "${_dsh_pres[@]}"; do [[ $_dsh_u == "$_dsh_p"* ]] && { unset "$_dsh_n"; continue 2; }; done
+	for _dsh_p in "${_dsh_pats[@]}"; do [[ $_dsh_u == *"$_dsh_p"* ]] && { _dsh_x+=("$_dsh_n"); continue 2; }; done
+	for _dsh_p in "${_dsh_pres[@]}"; do [[ $_dsh_u == "$_dsh_p"* ]] && { _dsh_x+=("$_dsh_n"); continue 2; }; done
+	[ -n "${_dsh_ord[$_dsh_u]}" ] && continue
+	for _dsh_p in "${_dsh_ordp[@]}"; do [[ $_dsh_u == "$_dsh_p"* ]] && continue 2; done
+	for _dsh_p in "${_dsh_words[@]}"; do [[ _${_dsh_u}_ == *_"$_dsh_p"_* ]] && { _dsh_x+=("$_dsh_n"); continue 2; }; done
 done 2>/dev/null
+if [ -n "$_dsh_lcs" ]; then LC_ALL=$_dsh_lca; else unset LC_ALL; fi
+unset "${_dsh_x[@]}" 2>/dev/null
 _dsh_rest=()
 for _dsh_kv in "${_dsh_envs[@]}"; do
 	_dsh_n=${_dsh_kv%%=*}
@@ -312,7 +333,7 @@ var launcher = func() string {
 		}
 		fmt.Fprintf(&names, "${!%c@}", c)
 	}
-	return strings.Replace(launcherScript, "NAMES", names.String(), 1)
+	return strings.ReplaceAll(launcherScript, "NAMES", names.String())
 }()
 
 // maxCommandLine is the longest command line a session may carry: sshd hands it to the login shell
@@ -344,15 +365,13 @@ func remoteCommand(bashPath, program, argv0 string, args []string) string {
 
 // launchArgs is what the launcher needs to start one command.
 type launchArgs struct {
-	marker   string
-	workdir  string
-	stdin    bool
-	bash     string
-	patterns []string // upper-cased
-	prefixes []string // upper-cased
-	keep     []string
-	env      []string // NAME=VALUE, applied in order (a later entry wins)
-	command  string
+	marker  string
+	workdir string
+	stdin   bool
+	bash    string
+	scrub   envpolicy.Rules
+	env     []string // NAME=VALUE, applied in order (a later entry wins)
+	command string
 }
 
 // build returns the session command line for a, or an error naming what cannot be sent.
@@ -367,11 +386,12 @@ func (a launchArgs) build() (string, error) {
 	if a.stdin {
 		args[2] = "1"
 	}
-	for _, list := range [][]string{a.patterns, a.prefixes, a.keep, a.env} {
+	r := a.scrub
+	for _, list := range [][]string{r.Patterns, r.Prefixes, r.Keep, r.CarrierWords, r.Ordinary, r.OrdinaryPrefixes, a.env} {
 		args = append(args, strconv.Itoa(len(list)))
 		args = append(args, list...)
 	}
-	args = append(args, a.command)
+	args = append(args, r.ValueShape, a.command)
 	line := remoteCommand(a.bash, launcher, "dsh-bash-ssh", args)
 	if len(line) > maxCommandLine {
 		return "", fmt.Errorf("the command and its environment take %d bytes on the remote command line, more than the %d one argument may hold", len(line), maxCommandLine)
