@@ -1,6 +1,7 @@
 package bashssh
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net"
@@ -89,5 +90,25 @@ func TestLongWorkdirError(t *testing.T) {
 	t.Logf("reason: %.300s (%d bytes)", se.Reason, len(se.Reason))
 	if len(se.Reason) > 2*maxReason {
 		t.Errorf("the reason takes %d bytes", len(se.Reason))
+	}
+}
+
+// TestErrorPrefix: errors of Resolve and Connect carry the package's prefix; bash.ErrClosed stays
+// exact, as the seam documents it.
+func TestErrorPrefix(t *testing.T) {
+	ex := newExecutor(t, serverConfig(sharedServer(t)))
+	if _, err := ex.Resolve(bash.Request{Command: " "}); err == nil || !strings.HasPrefix(err.Error(), "bashssh: ") {
+		t.Errorf("Resolve of a blank command = %v, want a bashssh: error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ex.Connect(ctx); err == nil || !strings.HasPrefix(err.Error(), "bashssh: ") || !errors.Is(err, context.Canceled) {
+		t.Errorf("Connect with a cancelled context = %v, want a bashssh: error matching context.Canceled", err)
+	}
+	if err := ex.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Connect(context.Background()); err != bash.ErrClosed {
+		t.Errorf("Connect after Close = %v, want bash.ErrClosed itself", err)
 	}
 }

@@ -126,11 +126,15 @@ func (e *Executor) Host() string { return e.host }
 // configuration early. It returns bash.ErrClosed after Close.
 func (e *Executor) Connect(ctx context.Context) error {
 	c, err := e.pool.acquire(ctx, true)
-	if err != nil {
-		if errors.Is(err, errPoolClosed) {
-			return bash.ErrClosed
-		}
+	var ce *ConnectError
+	switch {
+	case err == nil:
+	case errors.Is(err, errPoolClosed):
+		return bash.ErrClosed
+	case errors.As(err, &ce):
 		return err
+	default:
+		return fmt.Errorf("bashssh: connect %s: %w", e.host, err)
 	}
 	e.pool.release(c)
 	return nil
@@ -145,7 +149,11 @@ func (e *Executor) Resolve(req bash.Request) (bash.Request, error) {
 		return bash.Request{}, fmt.Errorf("bashssh: %w: the SSH backend cannot confine a command on the remote host; only sandbox off is supported, got %s",
 			bash.ErrSandboxUnavailable, req.Sandbox.Mode)
 	}
-	return backend.Resolve(req, e.cfg.Limits, e.cfg.Workdir)
+	spec, err := backend.Resolve(req, e.cfg.Limits, e.cfg.Workdir)
+	if err != nil {
+		return bash.Request{}, fmt.Errorf("bashssh: %w", err)
+	}
+	return spec, nil
 }
 
 // openSpill creates a local spill file whose write errors are logged with the host they came from:
