@@ -57,10 +57,10 @@ _dsh_pats=("${@:2:$1}")
 shift $(($1 + 1))
 _dsh_pres=("${@:2:$1}")
 shift $(($1 + 1))
-declare -A _dsh_keep=() _dsh_ord=()
+declare -A _dsh_keep=() _dsh_words=() _dsh_ord=()
 for _dsh_n in "${@:2:$1}"; do _dsh_keep[$_dsh_n]=1; done
 shift $(($1 + 1))
-_dsh_words=("${@:2:$1}")
+for _dsh_n in "${@:2:$1}"; do _dsh_words[$_dsh_n]=1; done
 shift $(($1 + 1))
 for _dsh_n in "${@:2:$1}"; do _dsh_ord[$_dsh_n]=1; done
 shift $(($1 + 1))
@@ -101,21 +101,35 @@ fi
 printf '%s ok %d %s\n' "$_dsh_m" "$$" "$_dsh_t"
 printf '%s\n' "$_dsh_m" >&2
 [ "$_dsh_in" = 1 ] || exec </dev/null
+_dsh_ifs=$IFS IFS='|'
+_dsh_pp=${_dsh_pats[*]} _dsh_rp=${_dsh_pres[*]} _dsh_op=${_dsh_ordp[*]}
+IFS=$_dsh_ifs
+[ -n "$_dsh_pp" ] && _dsh_pp="*@($_dsh_pp)*"
+[ -n "$_dsh_rp" ] && _dsh_rp="@($_dsh_rp)*"
+[ -n "$_dsh_op" ] && _dsh_op="@($_dsh_op)*"
 _dsh_lcs=${LC_ALL+1} _dsh_lca=${LC_ALL-}
 LC_ALL=C
-_dsh_all= _dsh_x=()
-for _dsh_n in NAMES; do [[ $_dsh_n == _dsh_* ]] || _dsh_all+=${!_dsh_n}$'\n'; done 2>/dev/null
-[[ $_dsh_all =~ $_dsh_shape ]] && _dsh_all=1 || _dsh_all=
+_dsh_all= _dsh_x=() _dsh_names=() _dsh_a=
+((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)) && _dsh_a=1
 for _dsh_n in NAMES; do
 	[[ $_dsh_n == _dsh_* ]] && continue
+	[ -n "$_dsh_a" ] && [[ ${!_dsh_n@a} != *x* ]] && continue
 	[ -n "${_dsh_keep[$_dsh_n]}" ] && continue
-	[ -n "$_dsh_all" ] && [[ ${!_dsh_n} =~ $_dsh_shape ]] && { _dsh_x+=("$_dsh_n"); continue; }
+	_dsh_names+=("$_dsh_n")
+	_dsh_all+=${!_dsh_n}$'\n'
+done 2>/dev/null
+[[ $_dsh_all =~ $_dsh_shape ]] && _dsh_all=1 || _dsh_all=
+for _dsh_n in "${_dsh_names[@]}"; do
 	_dsh_u=${_dsh_n^^}
-	for _dsh_p in "${_dsh_pats[@]}"; do [[ $_dsh_u == *"$_dsh_p"* ]] && { _dsh_x+=("$_dsh_n"); continue 2; }; done
-	for _dsh_p in "${_dsh_pres[@]}"; do [[ $_dsh_u == "$_dsh_p"* ]] && { _dsh_x+=("$_dsh_n"); continue 2; }; done
+	if { [ -n "$_dsh_all" ] && [[ ${!_dsh_n} =~ $_dsh_shape ]]; } ||
+		{ [ -n "$_dsh_pp" ] && [[ $_dsh_u == $_dsh_pp ]]; } ||
+		{ [ -n "$_dsh_rp" ] && [[ $_dsh_u == $_dsh_rp ]]; }; then
+		_dsh_x+=("$_dsh_n")
+		continue
+	fi
 	[ -n "${_dsh_ord[$_dsh_u]}" ] && continue
-	for _dsh_p in "${_dsh_ordp[@]}"; do [[ $_dsh_u == "$_dsh_p"* ]] && continue 2; done
-	for _dsh_p in "${_dsh_words[@]}"; do [[ _${_dsh_u}_ == *_"$_dsh_p"_* ]] && { _dsh_x+=("$_dsh_n"); continue 2; }; done
+	[ -n "$_dsh_op" ] && [[ $_dsh_u == $_dsh_op ]] && continue
+	for _dsh_w in ${_dsh_u//_/ }; do [ -n "${_dsh_words[$_dsh_w]}" ] && _dsh_x+=("$_dsh_n") && break; done
 done 2>/dev/null
 if [ -n "$_dsh_lcs" ]; then LC_ALL=$_dsh_lca; else unset LC_ALL; fi
 unset "${_dsh_x[@]}" 2>/dev/null
@@ -271,7 +285,8 @@ sig() {
 # unreadable prints "PID:NAME" for every live process of this user started since $since whose
 # environment cannot be read, sshd's excepted.
 unreadable() {
-	local p k v u
+	local p k v u s
+	local -a fl
 	[ -n "$since" ] && [ $procfs = 1 ] || return 0
 	table
 	for p in "${pids[@]}"; do
@@ -280,7 +295,12 @@ unreadable() {
 		case ${comm[$p]} in sshd | sshd-session | sshd-auth) continue ;; esac
 		u=
 		while read -r k v _; do [ "$k" = Uid: ] && u=$v && break; done 2>/dev/null <"/proc/$p/status"
-		[ "$u" = "$UID" ] && printf ' %s:%s' "$p" "${comm[$p]//[!A-Za-z0-9._-]/_}"
+		[ "$u" = "$UID" ] || continue
+		# A process that exited meanwhile was unreadable only because it is gone.
+		read -r s 2>/dev/null <"/proc/$p/stat" || continue
+		fl=(${s##*) })
+		case ${fl[0]} in Z | X) [ "${fl[17]:-0}" -gt 1 ] || continue ;; esac
+		[ "${fl[19]}" = "${st[$p]}" ] && printf ' %s:%s' "$p" "${comm[$p]//[!A-Za-z0-9._-]/_}"
 	done
 }
 scan
@@ -333,7 +353,7 @@ var launcher = func() string {
 		}
 		fmt.Fprintf(&names, "${!%c@}", c)
 	}
-	return strings.ReplaceAll(launcherScript, "NAMES", names.String())
+	return strings.Replace(launcherScript, "NAMES", names.String(), 1)
 }()
 
 // maxCommandLine is the longest command line a session may carry: sshd hands it to the login shell
