@@ -118,6 +118,9 @@ func escapees() []escapee {
 		}},
 		{"rewrites its environment", func(h helpers, pf string) string { return quote(h.envWipe) + " " + quote(pf) }},
 		{"leader thread exited", func(h helpers, pf string) string { return quote(h.leaderExit) + " " + quote(pf) }},
+		{"untagged, blanks and a parenthesis in its name", func(_ helpers, pf string) string {
+			return "exec env -u " + envpolicy.TagVar + " bash -c " + quote("printf 'x) S 1 2 3' >/proc/$$/comm; echo $$ >"+quote(pf)+"; while :; do sleep 1; done")
+		}},
 		{"non-dumpable", func(h helpers, pf string) string {
 			return "exec env " + strings.Join(quoteAll(escapetest.UndumpableEnv(pf)), " ") + " " + quote(h.undumpable)
 		}},

@@ -424,7 +424,7 @@ func (e *Executor) Close(ctx context.Context) error {
 }
 
 // closePoll bounds the interval at which close checks whether everything it stopped has ended.
-const closePoll = 20 * time.Millisecond
+const closePoll = 5 * time.Millisecond
 
 // close stops everything and waits for it in one poll loop, as net/http's Server.Shutdown does:
 // when ctx is done it forces SIGKILL, and when the host has not reported back hardStop after that,

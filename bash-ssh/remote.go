@@ -173,8 +173,8 @@ exec "$_dsh_ev" -- "${_dsh_rest[@]}" "$_dsh_b" --norc -c "$_dsh_cmd"
 const controlScript = `m=$1 mode=$2 g=$3 own=$4 sweep=$5 since=$6
 shift 6
 groups=() tp=()
-procfs=0
-[ -r /proc/self/stat ] && procfs=1
+procfs=0 nf=0
+if [ -r /proc/self/stat ] && read -r -a tp </proc/$$/stat; then procfs=1 nf=${#tp[@]} tp=(); fi
 declare -A gstart=() verified=() known=() st=() envf=() comm=()
 for a; do
 	groups+=("${a%%:*}")
@@ -184,34 +184,36 @@ now() {
 	if [ -n "$EPOCHREALTIME" ]; then t=${EPOCHREALTIME/[.,]/}; t=$((10#$t / 1000)); else t=$((SECONDS * 1000)); fi
 }
 # table reads every live process: st (start time), envf (the environment file of a live thread),
-# comm, and the lists pids, ppid, pgrp, sess in step.
+# comm, and the lists pids, ppid, pgrp, sess in step. A stat line whose comm has no blank splits
+# into as many words as the controller's own (nf); another is split after its last ") ".
 table() {
-	local f s r x pid tf ts
+	local f s tf ts
 	local -a fl
 	st=() envf=() comm=() pids=() ppid=() pgrp=() sess=()
 	for f in /proc/[0-9]*/stat; do
-		read -r s 2>/dev/null <"$f" || continue
-		r=${s##*) }
-		fl=($r)
-		pid=${f#/proc/}
-		pid=${pid%/stat}
-		x=/proc/$pid/environ
-		case ${fl[0]} in Z | X)
-			[ "${fl[17]:-0}" -gt 1 ] || continue
-			x=
-			for tf in /proc/$pid/task/[0-9]*/stat; do
+		read -r -a fl 2>/dev/null <"$f" || continue
+		if [ ${#fl[@]} -ne $nf ]; then
+			read -r s 2>/dev/null <"$f" || continue
+			ts=${s#*(}
+			fl=("${fl[0]}" "(${ts%) *})" ${s##*) })
+		fi
+		case ${fl[2]} in Z | X)
+			[ "${fl[19]:-0}" -gt 1 ] || continue
+			s=
+			for tf in /proc/${fl[0]}/task/[0-9]*/stat; do
 				read -r ts 2>/dev/null <"$tf" || continue
 				ts=${ts##*) }
-				case ${ts%% *} in Z | X) ;; *) x=${tf%stat}environ && break ;; esac
+				case ${ts%% *} in Z | X) ;; *) s=${tf%stat}environ && break ;; esac
 			done
-			[ -n "$x" ] || continue
+			[ -n "$s" ] || continue
+			envf[${fl[0]}]=$s
 			;;
+		*) envf[${fl[0]}]=/proc/${fl[0]}/environ ;;
 		esac
-		s=${s#*(}
-		comm[$pid]=${s%) *}
-		st[$pid]=${fl[19]}
-		envf[$pid]=$x
-		pids+=("$pid") ppid+=("${fl[1]}") pgrp+=("${fl[2]}") sess+=("${fl[3]}")
+		s=${fl[1]#(}
+		comm[${fl[0]}]=${s%)}
+		st[${fl[0]}]=${fl[21]}
+		pids+=("${fl[0]}") ppid+=("${fl[3]}") pgrp+=("${fl[4]}") sess+=("${fl[5]}")
 	done
 }
 # tagged prints the pids, among the live ones, whose environment matches the pattern $1.
@@ -282,25 +284,25 @@ sig() {
 	for p in "${groups[@]}"; do kill -s "$1" -- "-$p" 2>/dev/null; done
 	for p in "${!known[@]}"; do kill -s "$1" "$p" 2>/dev/null; done
 }
-# unreadable prints "PID:NAME" for every live process of this user started since $since whose
-# environment cannot be read, sshd's excepted.
+# unreadable sets u to " PID:NAME" for every live process of this user started since $since whose
+# environment cannot be read, sshd's excepted. It uses the table of the last scan.
 unreadable() {
-	local p k v u s
+	local p k v s
 	local -a fl
+	u=
 	[ -n "$since" ] && [ $procfs = 1 ] || return 0
-	table
 	for p in "${pids[@]}"; do
 		[ "$p" != $$ ] && [ "${st[$p]}" -ge "$since" ] || continue
 		[ -r "${envf[$p]}" ] && continue
 		case ${comm[$p]} in sshd | sshd-session | sshd-auth) continue ;; esac
-		u=
-		while read -r k v _; do [ "$k" = Uid: ] && u=$v && break; done 2>/dev/null <"/proc/$p/status"
-		[ "$u" = "$UID" ] || continue
+		k=
+		while read -r k v _; do [ "$k" = Uid: ] && break; done 2>/dev/null <"/proc/$p/status"
+		[ "$k" = Uid: ] && [ "$v" = "$UID" ] || continue
 		# A process that exited meanwhile was unreadable only because it is gone.
 		read -r s 2>/dev/null <"/proc/$p/stat" || continue
 		fl=(${s##*) })
 		case ${fl[0]} in Z | X) [ "${fl[17]:-0}" -gt 1 ] || continue ;; esac
-		[ "${fl[19]}" = "${st[$p]}" ] && printf ' %s:%s' "$p" "${comm[$p]//[!A-Za-z0-9._-]/_}"
+		[ "${fl[19]}" = "${st[$p]}" ] && u+=" $p:${comm[$p]//[!A-Za-z0-9._-]/_}"
 	done
 }
 scan
@@ -308,38 +310,40 @@ if [ "$mode" = check ]; then
 	echo "$m alive ${groups[*]}"
 	exit 0
 fi
-sig TERM
-now
-start=$t killed=0 eof=0 end=0
-if [ "$g" -le 0 ]; then
-	sig KILL
-	killed=1 end=$((t + 10000))
-fi
-while alive; do
+if [ ${#groups[@]} -gt 0 ] || [ ${#known[@]} -gt 0 ]; then
+	sig TERM
 	now
-	if [ $killed = 0 ] && ((t - start >= g)); then
+	start=$t killed=0 eof=0 end=0
+	if [ "$g" -le 0 ]; then
 		sig KILL
 		killed=1 end=$((t + 10000))
 	fi
-	if [ $killed = 1 ] && ((t > end)); then
-		echo "$m survivors ${groups[*]} ${!known[*]}"
-		exit 1
-	fi
-	if [ $eof = 0 ]; then
-		if read -r -t 0.02 l; then
-			if [ "$l" = kill ] && [ $killed = 0 ]; then
-				sig KILL
-				now
-				killed=1 end=$((t + 10000))
-			fi
-		elif (($? <= 128)); then
-			eof=1
+	while alive; do
+		now
+		if [ $killed = 0 ] && ((t - start >= g)); then
+			sig KILL
+			killed=1 end=$((t + 10000))
 		fi
-	else
-		sleep 0.02
-	fi
-done
-u=$(unreadable)
+		if [ $killed = 1 ] && ((t > end)); then
+			echo "$m survivors ${groups[*]} ${!known[*]}"
+			exit 1
+		fi
+		if [ $eof = 0 ]; then
+			if read -r -t 0.02 l; then
+				if [ "$l" = kill ] && [ $killed = 0 ]; then
+					sig KILL
+					now
+					killed=1 end=$((t + 10000))
+				fi
+			elif (($? <= 128)); then
+				eof=1
+			fi
+		else
+			sleep 0.02
+		fi
+	done
+fi
+unreadable
 echo "$m gone${u:+ unreadable$u}"
 `
 
