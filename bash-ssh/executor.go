@@ -416,7 +416,10 @@ func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 // carry the executor's tag) and every command whose connection was lost earlier, waits until the
 // host reports them gone, then closes the connections. ctx bounds the grace period: once it is
 // done, SIGKILL goes out at once and Close returns ctx's error. It also returns an error naming the
-// host when the remote processes could not be reached or did not all end.
+// host when the remote processes could not be reached or did not all end, and, for a non-root
+// remote user, one naming every process of that user started since the first command whose
+// environment it could not read (a non-dumpable process, such as ssh-agent): those are left
+// running, since whether they are this executor's cannot be told.
 func (e *Executor) Close(ctx context.Context) error {
 	// sync.Once makes a second call wait for the first: no extra channel is needed.
 	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
