@@ -44,8 +44,11 @@ type Config struct {
 	Port int
 	User string
 
-	// KnownHostsFiles are OpenSSH known_hosts files the server's host key must be listed in. Empty
-	// means ~/.ssh/known_hosts. Hosts on a port other than 22 are written "[host]:port" there.
+	// KnownHostsFiles are OpenSSH known_hosts files the server's host key must be listed in, or
+	// that trust the authority that signed its host certificate (@cert-authority); @revoked keys
+	// are refused. Empty means ~/.ssh/known_hosts. Entries are matched as OpenSSH matches them:
+	// hosts on a port other than 22 are written "[host]:port", and patterns ("*", "?", "!") and
+	// hashed names are understood.
 	KnownHostsFiles []string
 	// HostKeyCallback, when set, verifies host keys instead of KnownHostsFiles. It is for callers
 	// with their own trust store; an error it returns is reported as a host key error.
@@ -104,7 +107,7 @@ func (c Config) withDefaults() (Config, envpolicy.Policy, error) {
 	if c.User == "" {
 		c.User = localUser()
 	}
-	if c.KnownHostsFiles == nil && c.HostKeyCallback == nil {
+	if len(c.KnownHostsFiles) == 0 && c.HostKeyCallback == nil {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return c, envpolicy.Policy{}, fieldError("KnownHostsFiles", "is empty and the home directory is unknown: "+err.Error())

@@ -24,11 +24,12 @@ var reapInterval = 5 * time.Second
 // maxBatch bounds the process groups one controller session handles.
 const maxBatch = 4000
 
-// target is a process group to stop (pgid 0 when it never became known) and the tag its processes
-// carry.
+// target is a process group to stop (pgid 0 when it never became known), the start time of its
+// leader as the launcher reported it ("" when unknown) and the tag its processes carry.
 type target struct {
-	pgid int
-	tag  string
+	pgid  int
+	start string
+	tag   string
 }
 
 // stopHandle is one controller session stopping process groups.
@@ -69,18 +70,18 @@ func (h *stopHandle) error() error {
 // remembered as orphans, to be stopped once a connection is made again.
 func (e *Executor) stopGroups(targets []target, sweep string, forced bool) *stopHandle {
 	h := newStopHandle(forced)
-	e.startStop(h, targets, sweep, true)
+	e.startStop(h, targets, sweep, "", true)
 	return h
 }
 
 // startStop runs h over targets. With remember set, targets a failed stop could not reach become
-// orphans.
-func (e *Executor) startStop(h *stopHandle, targets []target, sweep string, remember bool) {
+// orphans. since is passed to runStop.
+func (e *Executor) startStop(h *stopHandle, targets []target, sweep, since string, remember bool) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		defer close(h.done)
-		err := e.runStop(h, targets, sweep)
+		err := e.runStop(h, targets, sweep, since)
 		h.mu.Lock()
 		h.err = err
 		h.mu.Unlock()
@@ -104,8 +105,10 @@ func unreachable(err error) bool {
 	return errors.Is(err, ErrConnectionLost) || errors.Is(err, errNoConnection) || errors.As(err, &ce)
 }
 
-// runStop runs one controller session that stops targets and the sweep, and waits for it.
-func (e *Executor) runStop(h *stopHandle, targets []target, sweep string) error {
+// runStop runs one controller session that stops targets and the sweep, and waits for it. With
+// since set (the start time of the executor's first command), it also returns an error naming the
+// processes of the remote user started since then that the controller could not inspect.
+func (e *Executor) runStop(h *stopHandle, targets []target, sweep, since string) error {
 	var pgids []int
 	for _, t := range targets {
 		if t.pgid > 0 {
@@ -126,12 +129,22 @@ func (e *Executor) runStop(h *stopHandle, targets []target, sweep string) error 
 		grace = 0
 	}
 	h.mu.Unlock()
-	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, e.marker, "stop", grace, ownPattern(e.tag), sweep, pgids), false)
+	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, e.marker, "stop", grace, ownPattern(e.tag), sweep, since, targets), false)
 	if err != nil {
 		return err
 	}
-	if out != "gone" {
+	rest, ok := strings.CutPrefix(out, "gone")
+	if !ok {
 		return fmt.Errorf("bashssh: stop process groups %v on %s: %s", pgids, e.host, out)
+	}
+	if list, ok := strings.CutPrefix(rest, " unreadable "); ok {
+		var procs []string
+		for _, f := range strings.Fields(list) {
+			pid, name, _ := strings.Cut(f, ":")
+			procs = append(procs, pid+" ("+name+")")
+		}
+		return fmt.Errorf("%d process(es) of user %s started since the first command were left running: their environment is unreadable (non-dumpable), so whether they are this executor's cannot be told: %s",
+			len(procs), e.cfg.User, strings.Join(procs, ", "))
 	}
 	return nil
 }
@@ -202,13 +215,13 @@ func (e *Executor) runControl(c *conn, ch ssh.Channel, reqs <-chan *ssh.Request,
 
 // checkGroups asks, over the connection c already holds a slot on, which of pgids still have live
 // members of this executor, and returns them.
-func (e *Executor) checkGroups(c *conn, pgids []int) (map[int]bool, error) {
+func (e *Executor) checkGroups(c *conn, targets []target) (map[int]bool, error) {
 	ch, reqs, err := c.client.OpenChannel("session", nil)
 	if err != nil {
 		e.pool.release(c)
 		return nil, err
 	}
-	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, e.marker, "check", 0, ownPattern(e.tag), "", pgids), true)
+	out, err := e.runControl(c, ch, reqs, controlCommand(e.cfg.RemoteBash, e.marker, "check", 0, ownPattern(e.tag), "", "", targets), true)
 	if err != nil {
 		return nil, err
 	}
@@ -316,12 +329,12 @@ func (e *Executor) reapOnce() {
 	e.mu.Lock()
 	orphans := e.orphans
 	e.orphans = nil
-	var pgids []int
-	for pg := range e.watch {
-		if len(pgids) == maxBatch {
+	var watched []target
+	for _, t := range e.watch {
+		if len(watched) == maxBatch {
 			break
 		}
-		pgids = append(pgids, pg)
+		watched = append(watched, t)
 	}
 	e.mu.Unlock()
 
@@ -332,7 +345,7 @@ func (e *Executor) reapOnce() {
 			for _, t := range orphans {
 				tags = append(tags, t.tag)
 			}
-			err = e.runStop(newStopHandle(false), orphans, tagsPattern(tags))
+			err = e.runStop(newStopHandle(false), orphans, tagsPattern(tags), "")
 			if err != nil {
 				e.cfg.Logger.Warn("bashssh: stopping commands whose connection was lost", "host", e.host, "err", err)
 			}
@@ -343,21 +356,21 @@ func (e *Executor) reapOnce() {
 			e.mu.Unlock()
 		}
 	}
-	if len(pgids) == 0 {
+	if len(watched) == 0 {
 		return
 	}
 	c := e.pool.existing()
 	if c == nil {
 		return
 	}
-	alive, err := e.checkGroups(c, pgids)
+	alive, err := e.checkGroups(c, watched)
 	if err != nil {
 		return
 	}
 	e.mu.Lock()
-	for _, pg := range pgids {
-		if !alive[pg] {
-			delete(e.watch, pg)
+	for _, t := range watched {
+		if !alive[t.pgid] {
+			delete(e.watch, t.pgid)
 		}
 	}
 	e.mu.Unlock()

@@ -2,7 +2,6 @@ package bashssh
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net"
@@ -42,7 +41,8 @@ func (e *ConnectError) Error() string {
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 // HostKeyError reports a host key that is not trusted: unknown to the known_hosts files, different
-// from the key recorded there, or revoked. Connecting is refused in all three cases.
+// from the key recorded there, revoked, or a host certificate that no @cert-authority line vouches
+// for. Connecting is refused in every case.
 type HostKeyError struct {
 	// Host is the address as known_hosts writes it ("host" or "[host]:port").
 	Host string
@@ -51,11 +51,15 @@ type HostKeyError struct {
 	Fingerprint string
 	// Known are the keys known_hosts holds for Host (empty for an unknown host).
 	Known []knownhosts.KnownKey
-	// Revoked reports a key marked @revoked.
+	// Revoked reports a key marked @revoked (the host key, the key a certificate certifies, or the
+	// certificate's CA).
 	Revoked bool
 	// Files are the known_hosts files that were consulted (empty with a custom callback).
 	Files []string
-	// Err is the error of a custom Config.HostKeyCallback, if that is what refused the key.
+	// Err is the error of a custom Config.HostKeyCallback, if that is what refused the key, or why
+	// a host certificate or a certificate authority's key was refused (a CA not trusted for the
+	// host, an expired certificate, a host name not among its principals, a @cert-authority key
+	// presented as a plain host key).
 	Err error
 }
 
@@ -109,7 +113,7 @@ func newDialer(cfg Config) (*dialer, error) {
 		d.signers = append(d.signers, signer)
 	}
 	if cfg.HostKeyCallback == nil {
-		if _, err := knownhosts.New(cfg.KnownHostsFiles...); err != nil {
+		if _, err := readHostDB(cfg.KnownHostsFiles); err != nil {
 			return nil, fmt.Errorf("bashssh: known_hosts: %w", err)
 		}
 	}
@@ -128,67 +132,12 @@ func (d *dialer) hostKeys() (ssh.HostKeyCallback, []string, error) {
 			return nil
 		}, nil, nil
 	}
-	cb, err := knownhosts.New(d.cfg.KnownHostsFiles...)
+	db, err := readHostDB(d.cfg.KnownHostsFiles)
 	if err != nil {
 		return nil, nil, fmt.Errorf("known_hosts: %w", err)
 	}
-	files := d.cfg.KnownHostsFiles
-	wrapped := func(host string, remote net.Addr, key ssh.PublicKey) error {
-		err := cb(host, remote, key)
-		if err == nil {
-			return nil
-		}
-		hk := &HostKeyError{Host: knownhosts.Normalize(host), Offered: key, Fingerprint: ssh.FingerprintSHA256(key), Files: files}
-		var keyErr *knownhosts.KeyError
-		var revoked *knownhosts.RevokedError
-		switch {
-		case errors.As(err, &keyErr):
-			hk.Known = keyErr.Want
-		case errors.As(err, &revoked):
-			hk.Revoked = true
-		default:
-			hk.Err = err
-		}
-		return hk
-	}
-	return wrapped, knownAlgorithms(cb, d.addr), nil
-}
-
-// knownAlgorithms returns the host key algorithms of the keys known_hosts holds for addr, so that
-// the server presents one of those rather than another type of key it also has. It asks cb about a
-// throwaway key: the mismatch error lists the known keys.
-func knownAlgorithms(cb ssh.HostKeyCallback, addr string) []string {
-	pub, _, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		return nil
-	}
-	probe, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		return nil
-	}
-	var keyErr *knownhosts.KeyError
-	if !errors.As(cb(addr, &net.TCPAddr{}, probe), &keyErr) {
-		return nil
-	}
-	var algos []string
-	seen := map[string]bool{}
-	add := func(names ...string) {
-		for _, n := range names {
-			if !seen[n] {
-				seen[n] = true
-				algos = append(algos, n)
-			}
-		}
-	}
-	for _, k := range keyErr.Want {
-		switch t := k.Key.Type(); t {
-		case ssh.KeyAlgoRSA:
-			add(ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
-		default:
-			add(t)
-		}
-	}
-	return algos
+	check := func(_ string, _ net.Addr, key ssh.PublicKey) error { return db.check(d.cfg.Host, d.cfg.Port, key) }
+	return check, db.algorithms(hostName(d.cfg.Host, d.cfg.Port)), nil
 }
 
 // dial connects, authenticates and returns a client. ctx bounds the whole attempt together with

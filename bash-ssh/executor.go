@@ -18,7 +18,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +46,7 @@ type Executor struct {
 	pool   *pool
 	tag    string // prefix of the tag every command carries
 	marker string // starts the launcher's control lines
-	scrub  envpolicy.Policy
+	scrub  envpolicy.Rules
 	spills backend.SpillDir
 	listen bash.Listeners
 	wg     sync.WaitGroup // every goroutine the executor starts
@@ -65,13 +64,14 @@ type Executor struct {
 
 	tasks backend.TaskTable // background tasks; added under mu so that Close never misses one
 
-	mu      sync.Mutex
-	closed  bool
-	seq     uint64
-	ran     bool                     // a command ever started on the remote side
-	live    map[*remoteProc]struct{} // commands not yet settled
-	watch   map[int]string           // process groups of settled commands that may have members, and their tags
-	orphans []target                 // commands whose connection was lost while they ran
+	mu         sync.Mutex
+	closed     bool
+	seq        uint64
+	ran        bool                     // a command ever started on the remote side
+	firstStart string                   // the earliest start time a launcher reported, in clock ticks since boot
+	live       map[*remoteProc]struct{} // commands not yet settled
+	watch      map[int]target           // process groups of settled commands that may have members
+	orphans    []target                 // commands whose connection was lost while they ran
 
 	closeOnce sync.Once
 	closeErr  error
@@ -102,10 +102,10 @@ func New(cfg Config) (*Executor, error) {
 		tag:        hex.EncodeToString(rnd[:6]),
 		marker:     "dsh-bash-ssh-" + hex.EncodeToString(rnd[6:]),
 		live:       make(map[*remoteProc]struct{}),
-		watch:      make(map[int]string),
+		watch:      make(map[int]target),
 		reapNow:    make(chan struct{}, 1),
 		reaperDone: make(chan struct{}),
-		scrub:      scrub,
+		scrub:      scrub.Rules(),
 	}
 	e.spills.Parent = cfg.SpillDir
 	e.createSpill = e.spills.Create
@@ -126,11 +126,15 @@ func (e *Executor) Host() string { return e.host }
 // configuration early. It returns bash.ErrClosed after Close.
 func (e *Executor) Connect(ctx context.Context) error {
 	c, err := e.pool.acquire(ctx, true)
-	if err != nil {
-		if errors.Is(err, errPoolClosed) {
-			return bash.ErrClosed
-		}
+	var ce *ConnectError
+	switch {
+	case err == nil:
+	case errors.Is(err, errPoolClosed):
+		return bash.ErrClosed
+	case errors.As(err, &ce):
 		return err
+	default:
+		return fmt.Errorf("bashssh: connect %s: %w", e.host, err)
 	}
 	e.pool.release(c)
 	return nil
@@ -145,7 +149,11 @@ func (e *Executor) Resolve(req bash.Request) (bash.Request, error) {
 		return bash.Request{}, fmt.Errorf("bashssh: %w: the SSH backend cannot confine a command on the remote host; only sandbox off is supported, got %s",
 			bash.ErrSandboxUnavailable, req.Sandbox.Mode)
 	}
-	return backend.Resolve(req, e.cfg.Limits, e.cfg.Workdir)
+	spec, err := backend.Resolve(req, e.cfg.Limits, e.cfg.Workdir)
+	if err != nil {
+		return bash.Request{}, fmt.Errorf("bashssh: %w", err)
+	}
+	return spec, nil
 }
 
 // openSpill creates a local spill file whose write errors are logged with the host they came from:
@@ -210,15 +218,13 @@ func (e *Executor) prepare(spec bash.Request, streams backend.Streams) (*remoteP
 		return nil, fmt.Errorf("bashssh: %w", err)
 	}
 	line, err := launchArgs{
-		marker:   e.marker,
-		workdir:  spec.Workdir,
-		stdin:    spec.Stdin != nil,
-		bash:     e.cfg.RemoteBash,
-		patterns: upper(e.scrub.Patterns),
-		prefixes: upper(e.scrub.Prefixes),
-		keep:     e.scrub.Keep,
-		env:      env,
-		command:  spec.Command,
+		marker:  e.marker,
+		workdir: spec.Workdir,
+		stdin:   spec.Stdin != nil,
+		bash:    e.cfg.RemoteBash,
+		scrub:   e.scrub,
+		env:     env,
+		command: spec.Command,
 	}.build()
 	if err != nil {
 		return nil, fmt.Errorf("bashssh: %w", err)
@@ -233,13 +239,10 @@ func (e *Executor) prepare(spec bash.Request, streams backend.Streams) (*remoteP
 	return p, nil
 }
 
-// retire forgets a settled process. Its process group is watched until it is seen empty (a command
-// may leave processes behind); a command whose connection was lost becomes an orphan, stopped once
-// the host is reachable again.
-func (e *Executor) retire(p *remoteProc) {
-	lost := p.result().lost
-	pgid := p.group()
-	sent := p.wasSent()
+// retire forgets a settled process, whose outcome is out. Its process group is watched until it is
+// seen empty (a command may leave processes behind); a command whose connection was lost becomes
+// an orphan, stopped once the host is reachable again.
+func (e *Executor) retire(p *remoteProc, out outcome) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, p)
@@ -247,10 +250,10 @@ func (e *Executor) retire(p *remoteProc) {
 		return
 	}
 	switch {
-	case lost && sent:
-		e.orphans = append(e.orphans, target{pgid: pgid, tag: p.tag})
-	case pgid > 0:
-		e.watch[pgid] = p.tag
+	case out.lost:
+		e.orphans = append(e.orphans, out.target)
+	case out.target.pgid > 0:
+		e.watch[out.target.pgid] = out.target
 	}
 }
 
@@ -290,7 +293,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	defer timer.Stop()
 	if cause == nil {
 		select {
-		case <-p.exited:
+		case <-p.exitedC:
 		case <-timer.C:
 			cause = errTimeout
 		case <-ctx.Done():
@@ -303,7 +306,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	out := p.result()
 	exit, failure, notStarted := out.exit, out.failure, out.notStarted
 	streams.Seal()
-	e.retire(p)
+	e.retire(p, out)
 	stdout, stderr := streams.Output()
 	res := bash.RunResult{
 		ExitCode: exit.code,
@@ -361,7 +364,7 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 		out := p.result()
 		exit, failure, notStarted, lost := out.exit, out.failure, out.notStarted, out.lost
 		streams.Seal()
-		e.retire(p)
+		e.retire(p, out)
 		if failure != nil && !errors.Is(failure, errNotStarted) {
 			note := "spawn failed: " + failure.Error()
 			if lost && !notStarted {
@@ -413,13 +416,22 @@ func (e *Executor) OnTaskDone(listener bash.TaskListener) func() {
 // carry the executor's tag) and every command whose connection was lost earlier, waits until the
 // host reports them gone, then closes the connections. ctx bounds the grace period: once it is
 // done, SIGKILL goes out at once and Close returns ctx's error. It also returns an error naming the
-// host when the remote processes could not be reached or did not all end.
+// host when the remote processes could not be reached or did not all end, and, for a non-root
+// remote user, one naming every process of that user started since the first command whose
+// environment it could not read (a non-dumpable process, such as ssh-agent): those are left
+// running, since whether they are this executor's cannot be told.
 func (e *Executor) Close(ctx context.Context) error {
 	// sync.Once makes a second call wait for the first: no extra channel is needed.
 	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
 	return e.closeErr
 }
 
+// closePoll bounds the interval at which close checks whether everything it stopped has ended.
+const closePoll = 5 * time.Millisecond
+
+// close stops everything and waits for it in one poll loop, as net/http's Server.Shutdown does:
+// when ctx is done it forces SIGKILL, and when the host has not reported back hardStop after that,
+// it cuts the connections, which ends every session and so every wait.
 func (e *Executor) close(ctx context.Context) error {
 	e.listen.Close()
 	e.mu.Lock()
@@ -435,80 +447,74 @@ func (e *Executor) close(ctx context.Context) error {
 		live = append(live, p)
 	}
 	var targets []target
-	for pg, tag := range e.watch {
-		targets = append(targets, target{pgid: pg, tag: tag})
+	for _, t := range e.watch {
+		targets = append(targets, t)
 	}
 	targets = append(targets, e.orphans...)
-	ran := e.ran
-	e.watch, e.orphans = map[int]string{}, nil
+	ran, since := e.ran, e.firstStart
+	e.watch, e.orphans = map[int]target{}, nil
 	e.mu.Unlock()
 
 	batch := newStopHandle(false)
 	for _, p := range live {
-		if pg := p.adopt(batch); pg > 0 {
-			targets = append(targets, target{pgid: pg, tag: p.tag})
+		if t := p.adopt(batch); t.pgid > 0 {
+			targets = append(targets, t)
 		}
 	}
 	if ran || len(targets) > 0 {
-		e.startStop(batch, targets, ownPattern(e.tag), false)
+		e.startStop(batch, targets, ownPattern(e.tag), since, false)
 	} else {
 		close(batch.done)
 	}
 
-	var err error
-	forced := false
-	force := func() {
-		if forced {
-			return
+	// pending reports whether something close waits for has not ended yet.
+	pending := func() bool {
+		if !isClosed(batch.done) {
+			return true
 		}
-		forced = true
-		err = fmt.Errorf("bashssh: close: %w", context.Cause(ctx))
-		batch.forceKill()
 		for _, p := range live {
-			p.terminate(true, true)
-		}
-	}
-	// After SIGKILL, give the remote side a bounded time to report back before the connections are
-	// cut: a host that stopped answering must not hang Close.
-	hard := time.NewTimer(0)
-	<-hard.C
-	var hardC <-chan time.Time
-	waitFor := func(ch <-chan struct{}) {
-		for {
-			select {
-			case <-ch:
-				return
-			case <-ctx.Done():
-				if !forced {
-					force()
-					hard.Reset(e.cfg.DialTimeout + 5*time.Second)
-					hardC = hard.C
-				}
-				select {
-				case <-ch:
-					return
-				case <-hardC:
-					e.stopCancel()
-					e.pool.close()
-					hardC = nil
-				}
+			if !isClosed(p.settledC) {
+				return true
+			}
+			if h := p.stopping(); h != nil && !isClosed(h.done) {
+				return true
 			}
 		}
+		for _, t := range tasks {
+			if !isClosed(t.Task.Done()) {
+				return true
+			}
+		}
+		return false
 	}
-	waitFor(batch.done)
-	for _, p := range live {
-		waitFor(p.settled)
-		p.mu.Lock()
-		h := p.stop
-		p.mu.Unlock()
-		if h != nil {
-			waitFor(h.done)
+	var err error
+	done := ctx.Done()
+	var hardAt time.Time // when the connections are cut, once SIGKILL went out
+	interval := time.Millisecond
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for pending() {
+		if !hardAt.IsZero() && time.Now().After(hardAt) {
+			// After SIGKILL the remote side had a bounded time to report back: a host that
+			// stopped answering must not hang Close.
+			e.stopCancel()
+			e.pool.close()
+			hardAt = time.Time{}
+		}
+		select {
+		case <-done:
+			done = nil
+			err = fmt.Errorf("bashssh: close: %w", context.Cause(ctx))
+			batch.forceKill()
+			for _, p := range live {
+				p.terminate(true, true)
+			}
+			hardAt = time.Now().Add(e.cfg.DialTimeout + 5*time.Second)
+		case <-timer.C:
+			interval = min(2*interval, closePoll)
+			timer.Reset(interval)
 		}
 	}
-	for _, t := range tasks {
-		waitFor(t.Task.Done())
-	}
-	hard.Stop()
 	if berr := batch.error(); berr != nil && err == nil {
 		err = fmt.Errorf("bashssh: close: remote processes may be left on %s: %w", e.host, berr)
 	}
@@ -523,11 +529,12 @@ func (e *Executor) close(ctx context.Context) error {
 	return err
 }
 
-// upper returns list upper-cased, as the remote launcher compares names.
-func upper(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = strings.ToUpper(s)
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
-	return out
 }

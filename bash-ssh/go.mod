@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/dsh-go/dsh/bash v0.1.0
 	github.com/dsh-go/dsh/bash-local v0.1.0
-	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.59.0
 )
 
@@ -16,5 +15,6 @@ require (
 
 require (
 	github.com/dsh-go/dsh/internal v0.1.0
+	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

@@ -1,21 +1,18 @@
 package bashssh
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-ssh/internal/sshdtest"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/escapetest"
+	"github.com/dsh-go/dsh/internal/leaktest"
 )
 
 const testGrace = 200 * time.Millisecond
@@ -27,28 +24,26 @@ var (
 	sharedDir  string
 )
 
-// TestMain stops the shared server after the tests and then checks that no goroutine is left.
+// TestMain runs the tests under the repository's leak check (internal/leaktest): no goroutine, no
+// descriptor, no child process, and, the "remote" host being this machine, no process carrying the
+// tag of an executor the tests created may be left once the shared servers are stopped.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared != nil {
-		shared.Close()
-	}
-	if sharedDir != "" {
-		os.RemoveAll(sharedDir)
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "leaked goroutines:", err)
-			code = 1
-		}
-		// The "remote" host is this machine: every process a test's executor started carries its
-		// tag, and none may be left.
-		if left := taggedProcesses(); len(left) > 0 {
-			fmt.Fprintln(os.Stderr, "leaked remote processes:\n"+strings.Join(left, "\n"))
-			code = 1
-		}
-	}
-	os.Exit(code)
+	escapetest.Helper()
+	leaktest.Main(m, leaktest.Options{
+		Tags: executorTags,
+		After: func() {
+			for _, s := range []*sshdtest.Server{shared, userServer} {
+				if s != nil {
+					s.Close()
+				}
+			}
+			for _, d := range []string{sharedDir, userDir} {
+				if d != "" {
+					os.RemoveAll(d)
+				}
+			}
+		},
+	})
 }
 
 var (
@@ -63,36 +58,15 @@ func trackTags(ex *Executor) {
 	tags = append(tags, ex.tag)
 }
 
-// taggedProcesses returns the live processes on this machine that carry the tag of an executor the
-// tests created.
-func taggedProcesses() []string {
+// executorTags returns the tag entries of every executor the tests created, for leaktest.
+func executorTags() []string {
 	tagsMu.Lock()
 	defer tagsMu.Unlock()
-	var left []string
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, dir := range dirs {
-		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-		if err != nil || bytes.Contains(stat, []byte(") Z ")) {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(dir, "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			value, ok := bytes.CutPrefix(kv, []byte(envpolicy.TagVar+"="))
-			if !ok {
-				continue
-			}
-			for _, tag := range tags {
-				if bytes.HasPrefix(value, []byte(tag+"-")) {
-					cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-					left = append(left, dir+": "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-				}
-			}
-		}
+	out := make([]string, 0, len(tags))
+	for _, tag := range tags {
+		out = append(out, envpolicy.TagVar+"="+tag+"-*")
 	}
-	return left
+	return out
 }
 
 // sharedServer returns the sshd most tests share; tests that break their server start their own.

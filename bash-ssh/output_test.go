@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,8 @@ func largeOutput(n int) string {
 // the budgets and the SSH window, not by the output.
 func TestLargeOutput(t *testing.T) {
 	const size = 100 << 20
+	// leaktest turns the collector off while the tests run; a heap bound needs it.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	cfg := serverConfig(sharedServer(t))
 	cfg.MaxSpillBytes = 8 << 20
 	ex := newExecutor(t, cfg)

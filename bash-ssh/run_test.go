@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-ssh/internal/sshdtest"
+	"github.com/dsh-go/dsh/internal/envpolicy"
 )
 
 // mustRun resolves req and runs it on ex, failing t on any error.
@@ -272,5 +273,51 @@ func TestMissingBash(t *testing.T) {
 	ex = newExecutor(t, cfg)
 	if _, err := runReq(ex, bash.Request{Command: "true"}); !errors.Is(err, exec.ErrNotFound) || !strings.Contains(err.Error(), "/nonexistent/bash") {
 		t.Errorf("Run with RemoteBash %q returned %v, want an error naming it and matching exec.ErrNotFound", cfg.RemoteBash, err)
+	}
+}
+
+// TestRemoteScrubIsEnvpolicy: the remote launcher scrubs the login environment by the same rules
+// as bash-local (internal/envpolicy): patterns and prefixes, carrier words as whole words, the
+// ordinary names those spare, and values shaped like secrets. Each entry's fate is envpolicy's own
+// answer, so the two cannot drift apart.
+func TestRemoteScrubIsEnvpolicy(t *testing.T) {
+	ambient := []string{
+		"DATABASE_URL=postgres://app:hunter2@db.internal/app", "REDIS_URL=redis://:pw@cache:6379/0",
+		"MYSQL_PWD=x", "NPM_CONFIG__AUTH=x", "GH_PAT=x", "CI_JOB_JWT=x", "SENTRY_DSN=https://k@o1.ingest.sentry.io/1",
+		"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/x", "DOCKER_AUTH_CONFIG=x", "SSH_AUTH_SOCK=/tmp/agent.1",
+		"COOKIE=x", "BEARER=x", "SESSION=x", "NETRC=x", "SESSION_MANAGER=local/h:@/tmp/.ICE-unix/1",
+		"INNOCENT=ghp_0123456789abcdefghijABCDEFGHIJ0123", "AWS_ID=AKIAIOSFODNN7EXAMPLE", "NOT_AWS=xAKIAIOSFODNN7EXAMPLE",
+		"XDG_SESSION_ID=3", "DESKTOP_SESSION=gnome", "GOPATH=/go", "GIT_AUTHOR_NAME=me", "PLAIN_URL=https://example.com/a:b",
+		"LOWER_secret=x", "BASHSSH_KEEP_PWD=kept", "LC_ALL=C.UTF-8",
+	}
+	s := sshdStart(t, sshdtest.Options{Env: ambient})
+	cfg := serverConfig(s)
+	cfg.KeepEnv = []string{"BASHSSH_KEEP_PWD"}
+	ex := newExecutor(t, cfg)
+	policy, err := envpolicy.New(nil, nil, cfg.KeepEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, ex, bash.Request{Command: "env -0"})
+	got := map[string]string{}
+	for _, kv := range strings.Split(res.Stdout.Text(), "\x00") {
+		if name, value, ok := strings.Cut(kv, "="); ok {
+			got[name] = value
+		}
+	}
+	scrubbed := 0
+	for _, kv := range ambient {
+		name, value, _ := strings.Cut(kv, "=")
+		v, present := got[name]
+		want := !policy.ScrubbedEntry(name, value)
+		if !want {
+			scrubbed++
+		}
+		if present != want || present && v != value {
+			t.Errorf("%s: passed %v (%q), envpolicy says %v", name, present, v, want)
+		}
+	}
+	if scrubbed < 15 {
+		t.Errorf("only %d of the entries are scrubbed: the table no longer tests the rules", scrubbed)
 	}
 }

@@ -38,6 +38,9 @@ func (e *SpawnError) Unwrap() error { return e.Err }
 
 // launchFailure turns the launcher's "err" control line into a SpawnError.
 func (e *Executor) launchFailure(line string) *SpawnError {
+	if len(line) > maxReason {
+		line = strings.ToValidUTF8(line[:maxReason/2], "") + fmt.Sprintf(" [… %d bytes …] ", len(line)-maxReason) + strings.ToValidUTF8(line[len(line)-maxReason/2:], "")
+	}
 	what, rest, _ := strings.Cut(line, " ")
 	switch what {
 	case "workdir":
@@ -53,8 +56,16 @@ func (e *Executor) launchFailure(line string) *SpawnError {
 // errNotStarted is the cause recorded when a command was stopped before its session ran it.
 var errNotStarted = errors.New("stopped before it started")
 
-// maxNoise bounds what a login shell may print before the launcher's control lines.
-const maxNoise = 64 << 10
+// maxNoise bounds what a login shell may print before the launcher's control lines; maxControl
+// bounds a control line itself, which may quote the workdir (up to a whole command line) twice.
+const (
+	maxNoise   = 64 << 10
+	maxControl = 2*maxCommandLine + 4<<10
+)
+
+// maxReason bounds the message of a failed start that the remote side reported (a workdir error
+// quotes the path, which may be long).
+const maxReason = 4 << 10
 
 // exitFacts is how the command's shell ended, as the server reported it.
 type exitFacts struct {
@@ -62,12 +73,46 @@ type exitFacts struct {
 	signal string
 }
 
+// known reports whether the server reported the exit.
+func (f exitFacts) known() bool { return f.code != nil || f.signal != "" }
+
 // header is what the launcher's first stdout line said.
 type header struct {
 	pgid   int
+	start  string // the leader's start time, in clock ticks since boot ("" when unknown)
 	reason string // "err" line: why the command was not started
 	err    error  // the stream ended (or failed) before a control line
 }
+
+// phase is how far a command has come. It only moves forward, and each step closes the channels
+// of the steps it passes, so that every channel is closed exactly once.
+type phase int
+
+const (
+	connecting phase = iota // waiting for a session; a stop may still cancel the start
+	launched                // the command was handed to the server (or the start failed before)
+	exited                  // the exit facts are known, or the session ended without them
+	settled                 // output collection has ended: the outcome is final
+)
+
+// stopLevel is what a stop of the command asked for so far.
+type stopLevel int
+
+const (
+	noStop   stopLevel = iota
+	termStop           // SIGTERM, SIGKILL after the grace period
+	killStop           // SIGKILL at once
+)
+
+// failKind says where a command's failure came from.
+type failKind int
+
+const (
+	failNone       failKind = iota
+	failNotStarted          // before the command could have run
+	failLost                // the connection broke while it ran
+	failEnded               // the session ended without an exit status
+)
 
 // remoteProc is one command running in one session: its start, its output, its exit facts and its
 // stopping. Its goroutines are counted in the executor's WaitGroup and end when the session's
@@ -83,30 +128,20 @@ type remoteProc struct {
 	ctx    context.Context // bounds the start; cancelled by a stop that comes first
 	cancel context.CancelCauseFunc
 
-	sent     chan struct{} // the command was handed to the server, or the start failed before
-	started  chan struct{} // the process group is known, or the start failed
-	exited   chan struct{} // the exit facts are known, or the session ended without them
-	settled  chan struct{} // output collection has ended
-	chClosed chan struct{} // the server closed the session (or the connection went)
+	// Closed as the phase reaches launched, exited and settled.
+	sent, exitedC, settledC chan struct{}
 
-	mu         sync.Mutex
-	conn       *conn
-	ch         ssh.Channel
-	execSent   bool
-	pgid       int
-	exit       exitFacts
-	gotExit    bool
-	failure    error // why the command did not start, or lost its connection
-	notStarted bool  // failure came before the command could have run
-	lost       bool  // failure is a lost connection
-	stopping   bool
-	forced     bool
-	stop       *stopHandle
-	noise      []byte // what stderr carried before the launcher's control line
-
-	sentOnce  sync.Once
-	exitOnce  sync.Once
-	startOnce sync.Once
+	mu        sync.Mutex
+	phase     phase
+	pgid      int    // the command's process group, 0 until the launcher reports it
+	start     string // the start time of the group's leader, "" when unknown
+	exit      exitFacts
+	failure   error // why the command did not start, or did not finish; the first reason wins
+	kind      failKind
+	stopAsked stopLevel
+	stop      *stopHandle
+	dialGrace *time.Timer // cancels a start still connecting after a stop
+	noise     []byte      // what stderr carried before the launcher's control line
 }
 
 // launch starts line in a new session and returns at once; the returned process reports its
@@ -116,61 +151,91 @@ func (e *Executor) launch(line string, stdin []byte, tag string, stdout, stderr 
 	p := &remoteProc{
 		e: e, tag: tag, line: line, stdin: stdin, stdout: stdout, stderr: stderr,
 		ctx: ctx, cancel: cancel,
-		sent: make(chan struct{}), started: make(chan struct{}), exited: make(chan struct{}), settled: make(chan struct{}),
-		chClosed: make(chan struct{}),
+		sent: make(chan struct{}), exitedC: make(chan struct{}), settledC: make(chan struct{}),
 	}
 	e.wg.Add(1)
 	go p.run()
 	return p
 }
 
-func (p *remoteProc) markSent()    { p.sentOnce.Do(func() { close(p.sent) }) }
-func (p *remoteProc) markStarted() { p.markSent(); p.startOnce.Do(func() { close(p.started) }) }
-func (p *remoteProc) markExited()  { p.exitOnce.Do(func() { close(p.exited) }) }
-
-// fail records why the command did not start or did not finish; the first reason wins.
-func (p *remoteProc) fail(err error, notStarted, lost bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failure == nil {
-		p.failure, p.notStarted, p.lost = err, notStarted, lost
+// advanceLocked moves p to phase to (never back) and closes the channels of the phases it passes.
+// Call with mu held.
+func (p *remoteProc) advanceLocked(to phase) {
+	for p.phase < to {
+		p.phase++
+		switch p.phase {
+		case launched:
+			close(p.sent)
+		case exited:
+			close(p.exitedC)
+		case settled:
+			close(p.settledC)
+		}
 	}
 }
 
+func (p *remoteProc) advance(to phase) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advanceLocked(to)
+}
+
+// fail records why the command did not start or did not finish; the first reason wins.
+func (p *remoteProc) fail(err error, kind failKind) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failure == nil {
+		p.failure, p.kind = err, kind
+	}
+}
+
+// run opens the command's session, then awaits its end.
 func (p *remoteProc) run() {
 	defer p.e.wg.Done()
-	defer close(p.settled)
+	defer p.advance(settled)
 	defer p.cancel(nil)
-	c, ch, reqs, err := p.e.openSession(p.ctx, false)
-	if err != nil {
-		if p.ctx.Err() != nil {
-			err = fmt.Errorf("%w: %w", errNotStarted, context.Cause(p.ctx))
-		}
-		p.fail(err, true, false)
-		p.markStarted()
-		p.markExited()
-		return
+	if c, ch, reqs := p.open(); ch != nil {
+		p.await(c, ch, reqs)
 	}
+}
+
+// open opens the session the command runs in and moves p to launched. It returns a nil channel
+// when the start failed or was cancelled, with the failure recorded and p settled but for its
+// closing.
+func (p *remoteProc) open() (*conn, ssh.Channel, <-chan *ssh.Request) {
+	c, ch, reqs, err := p.e.openSession(p.ctx, false)
 	p.mu.Lock()
-	p.conn, p.ch = c, ch
+	defer p.mu.Unlock()
+	if p.dialGrace != nil {
+		p.dialGrace.Stop()
+	}
+	if err == nil && p.ctx.Err() == nil {
+		p.advanceLocked(launched)
+		return c, ch, reqs
+	}
 	if p.ctx.Err() != nil {
-		p.mu.Unlock()
-		p.fail(fmt.Errorf("%w: %w", errNotStarted, context.Cause(p.ctx)), true, false)
+		err = fmt.Errorf("%w: %w", errNotStarted, context.Cause(p.ctx))
+	}
+	if p.failure == nil {
+		p.failure, p.kind = err, failNotStarted
+	}
+	if ch != nil {
 		ch.Close()
 		p.e.wg.Add(1)
 		go p.handleRequests(c, reqs)
-		p.markStarted()
-		p.markExited()
-		return
 	}
-	p.execSent = true
-	p.mu.Unlock()
-	p.markSent()
+	p.advanceLocked(exited)
+	return nil, nil, nil
+}
 
+// await sends the command, starts its readers, learns its process group from the launcher's control
+// line, and waits for the session's end and the readers' (at most the grace period after it).
+func (p *remoteProc) await(c *conn, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	headers := make(chan header, 1)
+	readersDone := make(chan struct{})
 	var readers sync.WaitGroup
 	readers.Add(2)
-	p.e.wg.Add(3)
+	p.e.wg.Add(4)
 	go p.handleRequests(c, reqs)
 	go func() {
 		defer p.e.wg.Done()
@@ -182,20 +247,19 @@ func (p *remoteProc) run() {
 		defer readers.Done()
 		p.readStderr(ch.Stderr())
 	}()
-	readersDone := make(chan struct{})
-	p.e.wg.Add(1)
 	go func() {
 		defer p.e.wg.Done()
 		readers.Wait()
 		close(readersDone)
 	}()
+	defer ch.Close()
 
 	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{p.line}))
 	switch {
 	case err != nil:
-		p.fail(p.e.lostError(c, err), false, true)
+		p.fail(p.e.lostError(c, err), failLost)
 	case !ok:
-		p.fail(&SpawnError{Host: p.e.host, Reason: "the server refused to run a command (exec request denied)"}, true, false)
+		p.fail(&SpawnError{Host: p.e.host, Reason: "the server refused to run a command (exec request denied)"}, failNotStarted)
 		ch.Close()
 	default:
 		p.e.wg.Add(1)
@@ -208,37 +272,42 @@ func (p *remoteProc) run() {
 		}()
 	}
 
-	h := <-headers
-	switch {
+	switch h := <-headers; {
 	case h.pgid > 0:
-		p.e.mu.Lock()
-		p.e.ran = true
-		p.e.mu.Unlock()
-		p.mu.Lock()
-		p.pgid = h.pgid
-		if p.stopping && p.stop == nil {
-			p.stop = p.e.stopGroups([]target{{pgid: p.pgid, tag: p.tag}}, tagsPattern([]string{p.tag}), p.forced)
-		}
-		p.mu.Unlock()
+		p.started(h)
 	case h.reason != "":
-		p.fail(p.e.launchFailure(h.reason), true, false)
+		p.fail(p.e.launchFailure(h.reason), failNotStarted)
 	default:
 		// No control line: the login shell could not run the launcher (no bash), or the session
 		// broke. Wait for the session's end to tell which, and for stderr to explain it.
-		<-p.exited
+		<-p.exitedC
 		wait(readersDone, p.e.cfg.Grace)
-		p.mu.Lock()
-		failed := p.failure != nil
-		p.mu.Unlock()
-		if !failed {
-			p.fail(p.noStart(h.err), true, false)
-		}
+		p.fail(p.noStart(h.err), failNotStarted)
 	}
-	p.markStarted()
-
-	<-p.exited
+	<-p.exitedC
 	wait(readersDone, p.e.cfg.Grace)
-	ch.Close()
+}
+
+// started records the process group the launcher reported, and starts the stop a caller asked for
+// while the command was starting.
+func (p *remoteProc) started(h header) {
+	p.e.mu.Lock()
+	p.e.ran = true
+	if h.start != "" && (p.e.firstStart == "" || startBefore(h.start, p.e.firstStart)) {
+		p.e.firstStart = h.start
+	}
+	p.e.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pgid, p.start = h.pgid, h.start
+	if p.stopAsked != noStop && p.stop == nil {
+		p.stop = p.e.stopGroups([]target{p.targetLocked()}, tagsPattern([]string{p.tag}), p.stopAsked == killStop)
+	}
+}
+
+// targetLocked returns the command's process group as a stop target. Call with mu held.
+func (p *remoteProc) targetLocked() target {
+	return target{pgid: p.pgid, start: p.start, tag: p.tag}
 }
 
 // wait waits until ch is closed, at most d.
@@ -303,28 +372,28 @@ func (p *remoteProc) handleRequests(c *conn, reqs <-chan *ssh.Request) {
 			_ = req.Reply(false, nil)
 		}
 	}
-	close(p.chClosed)
 	p.e.pool.release(c)
 	p.mu.Lock()
-	got := p.gotExit
+	got := p.exit.known()
 	p.mu.Unlock()
 	if !got {
 		if !c.alive() {
-			p.fail(p.e.lostError(c, nil), false, true)
+			p.fail(p.e.lostError(c, nil), failLost)
 		} else {
-			p.fail(&SpawnError{Host: p.e.host, Reason: "the session ended without an exit status"}, false, false)
+			p.fail(&SpawnError{Host: p.e.host, Reason: "the session ended without an exit status"}, failEnded)
 		}
 	}
-	p.markExited()
+	p.advance(exited)
 }
 
+// setExit records the exit facts the server reported; the first report wins.
 func (p *remoteProc) setExit(f exitFacts) {
 	p.mu.Lock()
-	if !p.gotExit {
-		p.gotExit, p.exit = true, f
+	defer p.mu.Unlock()
+	if !p.exit.known() {
+		p.exit = f
 	}
-	p.mu.Unlock()
-	p.markExited()
+	p.advanceLocked(exited)
 }
 
 // signalName turns an SSH signal name ("TERM") into the name the seam uses ("SIGTERM").
@@ -344,13 +413,15 @@ func (p *remoteProc) readStdout(r io.Reader, headers chan<- header) {
 	for {
 		n, err := r.Read(buf)
 		pre = append(pre, buf[:n]...)
-		if i := bytes.Index(pre, marker); i >= 0 {
+		i := bytes.Index(pre, marker)
+		if i >= 0 {
 			if nl := bytes.IndexByte(pre[i:], '\n'); nl >= 0 {
 				line := string(pre[i+len(marker) : i+nl])
 				rest := pre[i+nl+1:]
-				if pid, ok := strings.CutPrefix(line, "ok "); ok {
-					if n, perr := strconv.Atoi(pid); perr == nil && n > 1 {
-						headers <- header{pgid: n}
+				if fields, ok := strings.CutPrefix(line, "ok "); ok {
+					pid, start, _ := strings.Cut(fields, " ")
+					if n, perr := strconv.Atoi(pid); perr == nil && n > 1 && validStart(start) {
+						headers <- header{pgid: n, start: start}
 						p.stdout.Write(rest)
 						copyTo(p.stdout, r, buf)
 						return
@@ -362,7 +433,7 @@ func (p *remoteProc) readStdout(r io.Reader, headers chan<- header) {
 				return
 			}
 		}
-		if len(pre) > maxNoise {
+		if i < 0 && len(pre) > maxNoise || i >= 0 && len(pre)-i > maxControl {
 			headers <- header{reason: fmt.Sprintf("the remote login shell wrote more than %d bytes before the command started", maxNoise)}
 			copyTo(io.Discard, r, buf)
 			return
@@ -410,86 +481,104 @@ func copyTo(w io.Writer, r io.Reader, buf []byte) {
 	}
 }
 
+// startGrace is the least time a command that is still connecting when a caller stops it is given
+// to start (so that it ends as a started command does) before its start is cancelled.
+const startGrace = time.Second
+
 // terminate starts stopping the command: SIGTERM to its process group, SIGKILL after the grace
 // period, or SIGKILL at once when force is set. A command whose session has not run it yet is not
 // started at all when cancelPending is set; otherwise it is stopped as soon as it has started, so
-// that it ends as a started command does. It returns at once; calling it again only escalates to
-// force.
+// that it ends as a started command does, and its start is cancelled when it has not come within
+// the longer of the grace period and startGrace. It returns at once; calling it again only
+// escalates to force.
 func (p *remoteProc) terminate(force, cancelPending bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	level := termStop
 	if force {
-		p.forced = true
+		level = killStop
 	}
 	if h := p.stop; h != nil {
-		p.mu.Unlock()
 		if force {
 			h.forceKill()
 		}
 		return
 	}
-	if p.stopping {
-		p.mu.Unlock()
-		return
-	}
-	p.stopping = true
+	first := p.stopAsked == noStop
+	p.stopAsked = max(p.stopAsked, level)
 	switch {
-	case !p.execSent && cancelPending:
-		p.mu.Unlock()
+	case p.phase == connecting && (cancelPending || force):
 		p.cancel(errNotStarted)
-		return
-	case p.pgid == 0:
-		// The start is under way: run() starts the stop once it learns the process group.
-	default:
-		p.stop = p.e.stopGroups([]target{{pgid: p.pgid, tag: p.tag}}, tagsPattern([]string{p.tag}), p.forced)
+	case p.phase == connecting && first:
+		p.dialGrace = time.AfterFunc(max(p.e.cfg.Grace, startGrace), func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.phase == connecting {
+				p.cancel(errNotStarted)
+			}
+		})
+	case p.pgid != 0:
+		p.stop = p.e.stopGroups([]target{p.targetLocked()}, tagsPattern([]string{p.tag}), force)
 	}
-	p.mu.Unlock()
+	// Otherwise the start is under way: started() starts the stop once it learns the process group.
 }
 
 // adopt puts p under h, the executor's final stop, when p has no stop of its own yet: it returns
 // p's process group to include in h, or 0 when p is not started yet or is stopped already.
-func (p *remoteProc) adopt(h *stopHandle) int {
+func (p *remoteProc) adopt(h *stopHandle) target {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stop != nil || p.pgid == 0 {
-		if p.stop == nil {
-			p.stopping = true
-			if !p.execSent {
-				p.cancel(errNotStarted)
-			}
-		}
-		return 0
+	if p.stop != nil {
+		return target{}
 	}
-	p.stopping = true
+	p.stopAsked = max(p.stopAsked, termStop)
+	if p.pgid == 0 {
+		if p.phase == connecting {
+			p.cancel(errNotStarted)
+		}
+		return target{}
+	}
 	p.stop = h
-	return p.pgid
+	return p.targetLocked()
 }
 
 // outcome is how a command ended, once its session has settled.
 type outcome struct {
 	exit       exitFacts
-	failure    error // why it did not start or did not finish; nil when it ran to its end
-	notStarted bool  // failure came before the command could have run
-	lost       bool  // failure is a lost connection
+	failure    error  // why it did not start or did not finish; nil when it ran to its end
+	notStarted bool   // failure came before the command could have run
+	lost       bool   // failure is a lost connection
+	target     target // the process group, pgid 0 when it never became known
 }
 
 // result waits until p has settled and returns its outcome.
 func (p *remoteProc) result() outcome {
-	<-p.settled
+	<-p.settledC
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return outcome{exit: p.exit, failure: p.failure, notStarted: p.notStarted, lost: p.lost}
+	return outcome{exit: p.exit, failure: p.failure, notStarted: p.kind == failNotStarted, lost: p.kind == failLost,
+		target: p.targetLocked()}
 }
 
-// group returns the process group, or 0 when it never became known.
-func (p *remoteProc) group() int {
+// stopHandle returns the stop under way for p, or nil.
+func (p *remoteProc) stopping() *stopHandle {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.pgid
+	return p.stop
 }
 
-// wasSent reports whether the command may have run on the remote host.
-func (p *remoteProc) wasSent() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.execSent
+// validStart reports whether s is a start time as the launcher reports it: decimal digits, or
+// empty when the host has no /proc.
+func validStart(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) <= 20
+}
+
+// startBefore reports whether start time a (decimal clock ticks) is earlier than b.
+func startBefore(a, b string) bool {
+	return len(a) < len(b) || len(a) == len(b) && a < b
 }

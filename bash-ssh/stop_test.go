@@ -187,7 +187,7 @@ func TestReaper(t *testing.T) {
 		other.Wait()
 	}()
 	ex.mu.Lock()
-	ex.watch[other.Process.Pid] = ex.tag + "-999999"
+	ex.watch[other.Process.Pid] = target{pgid: other.Process.Pid, tag: ex.tag + "-999999"}
 	ex.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -48,31 +48,32 @@ var ordinary = map[string]bool{"PWD": true, "OLDPWD": true, "DESKTOP_SESSION": t
 // describe the login session; they open nothing).
 var ordinaryPrefixes = []string{"XDG_SESSION_"}
 
-// secretValues are value shapes that mark a variable as a carrier whatever its name: a URL with
-// a password in its user information, and well-known token formats.
-var secretValues = []*regexp.Regexp{
-	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`), // scheme://user:password@
-	regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`),
-	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`),
-	regexp.MustCompile(`\b[rs]k_live_[A-Za-z0-9]{16,}`),
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
-	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), // a JWT
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+// valueShapes are the value shapes that mark a variable as a carrier whatever its name: a URL with
+// a password in its user information, and well-known token formats. They are written in the
+// syntax that Go's regexp and POSIX extended regular expressions (bash's =~) read alike: no \b,
+// no escapes inside brackets, so that a program on another host applies exactly these.
+var valueShapes = []string{
+	`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@[:space:]:]*:[^/?#@[:space:]]+@`, // scheme://user:password@
+	`(^|[^A-Za-z0-9_])(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`,
+	`(^|[^A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}`,
+	`(^|[^A-Za-z0-9_])xox[abposr]-[A-Za-z0-9-]{10,}`,
+	`(^|[^A-Za-z0-9_])(AKIA|ASIA)[0-9A-Z]{16}([^A-Za-z0-9_]|$)`,
+	`(^|[^A-Za-z0-9_])sk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`,
+	`(^|[^A-Za-z0-9_])[rs]k_live_[A-Za-z0-9]{16,}`,
+	`(^|[^A-Za-z0-9_])AIza[0-9A-Za-z_-]{35}`,
+	`(^|[^A-Za-z0-9_])npm_[A-Za-z0-9]{36}`,
+	`(^|[^A-Za-z0-9_])eyJ[A-Za-z0-9_-]{8,}[.]eyJ[A-Za-z0-9_-]{8,}[.][A-Za-z0-9_-]{8,}`, // a JWT
+	`-----BEGIN [A-Z ]*PRIVATE KEY-----`,
 }
 
-// SecretValue reports whether value has the shape of a secret by itself (see secretValues).
-func SecretValue(value string) bool {
-	for _, re := range secretValues {
-		if re.MatchString(value) {
-			return true
-		}
-	}
-	return false
-}
+// secretValue is valueShapes as one expression.
+var secretValue = regexp.MustCompile(valueShape())
+
+// valueShape returns valueShapes joined into one alternation.
+func valueShape() string { return "(" + strings.Join(valueShapes, ")|(") + ")" }
+
+// SecretValue reports whether value has the shape of a secret by itself (see valueShapes).
+func SecretValue(value string) bool { return secretValue.MatchString(value) }
 
 // DefaultPrefixes returns the name prefixes that are always scrubbed: DSH_* belongs to the
 // harness, never to a child. The slice is the caller's.
@@ -181,6 +182,45 @@ func carrierName(upper string) bool {
 }
 
 var carrierWords = CarrierWords()
+
+// Rules is a Policy in the form a program on another host applies it (the SSH backend's launcher,
+// written in bash), so that the scrub has one definition: a variable called NAME with VALUE is
+// scrubbed unless NAME is in Keep, when the upper-cased NAME contains one of Patterns, starts
+// with one of Prefixes, or has one of CarrierWords as a whole word between underscores (unless it
+// is in Ordinary or starts with one of OrdinaryPrefixes), or when VALUE matches ValueShape.
+type Rules struct {
+	Patterns, Prefixes []string // upper-cased
+	Keep               []string
+	CarrierWords       []string
+	Ordinary           []string
+	OrdinaryPrefixes   []string
+	// ValueShape is an extended regular expression that Go's regexp and POSIX regcomp (with
+	// REG_EXTENDED, as bash's =~ uses it) read alike, to be matched in the C locale.
+	ValueShape string
+}
+
+// Rules returns p as Rules.
+func (p Policy) Rules() Rules {
+	up := func(list []string) []string {
+		out := make([]string, 0, len(list))
+		for _, s := range list {
+			if s != "" {
+				out = append(out, strings.ToUpper(s))
+			}
+		}
+		return out
+	}
+	ord := make([]string, 0, len(ordinary))
+	for name := range ordinary {
+		ord = append(ord, name)
+	}
+	slices.Sort(ord)
+	return Rules{
+		Patterns: up(p.Patterns), Prefixes: up(p.Prefixes), Keep: slices.Clone(p.Keep),
+		CarrierWords: CarrierWords(), Ordinary: ord, OrdinaryPrefixes: slices.Clone(ordinaryPrefixes),
+		ValueShape: valueShape(),
+	}
+}
 
 // Environ builds a command's environment from ambient (typically os.Environ()): it drops what p
 // scrubs, applies TerminalOverrides, then extra, which wins over both. Entries of ambient without

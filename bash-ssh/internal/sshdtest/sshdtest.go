@@ -39,6 +39,28 @@ type Options struct {
 	Config []string
 	// Env holds NAME=VALUE entries (no spaces) sshd sets in every session, such as PATH=/nonexistent.
 	Env []string
+	// User is the account sessions run as; empty means the current user. Another user needs the
+	// server to run as root; the account must exist (see EnsureUser). Its home (Server.Home) and
+	// authorized_keys are then kept in a directory under /tmp that it may read, removed by Close.
+	User string
+}
+
+// TestUser is the unprivileged account the tests run remote sessions as, for the escapes that
+// root would see through. nobody cannot serve: sshd runs commands through the account's shell,
+// which is nologin.
+const TestUser = "dsh-sshdtest"
+
+// EnsureUser creates the system account name (no password, shell /bin/bash) when it does not
+// exist, with useradd; it is kept for later runs. It must run as root.
+func EnsureUser(name string) error {
+	if _, err := user.Lookup(name); err == nil {
+		return nil
+	}
+	out, err := exec.Command("useradd", "--system", "--password", "*", "--shell", "/bin/bash", name).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sshdtest: useradd %s: %v: %s", name, err, out)
+	}
+	return nil
 }
 
 // Server is a running sshd. Its fields are fixed for its life; its methods are safe for concurrent
@@ -52,14 +74,20 @@ type Server struct {
 	ClientKey  string // private key file authorized for User
 	KnownHosts string // known_hosts file with the server's host key
 	HostKey    ssh.PublicKey
+	// HostKeyFile is the host's private key; HostKeyFile+".pub" its public key, for ssh-keygen -s.
+	HostKeyFile string
 
 	sshd    string
 	cfgPath string
 	logPath string
 	signer  ssh.Signer
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	authKeys string // the authorized_keys file
+	public   string // a directory the remote user may read, removed by Close ("" for none)
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	opts Options
 }
 
 // SSHD returns the path of the sshd binary, or an error telling how to install it.
@@ -108,11 +136,21 @@ func New(dir string, opts Options) (*Server, error) {
 	s := &Server{Dir: dir, Host: "127.0.0.1", User: u.Username, sshd: sshd,
 		cfgPath: filepath.Join(dir, "sshd_config"), logPath: filepath.Join(dir, "sshd.log")}
 	s.Home = filepath.Join(dir, "home")
-	if err := os.Mkdir(s.Home, 0o700); err != nil {
+	s.authKeys = filepath.Join(dir, "authorized_keys")
+	if opts.User != "" && opts.User != u.Username {
+		if err := s.publicHome(opts.User); err != nil {
+			return nil, err
+		}
+	} else if err := os.Mkdir(s.Home, 0o700); err != nil {
 		return nil, err
 	}
-	hostPub, _, err := writeKey(filepath.Join(dir, "host_ed25519"))
+	s.opts = opts
+	s.HostKeyFile = filepath.Join(dir, "host_ed25519")
+	hostPub, _, err := writeKey(s.HostKeyFile)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(s.HostKeyFile+".pub", ssh.MarshalAuthorizedKey(hostPub), 0o644); err != nil {
 		return nil, err
 	}
 	s.HostKey = hostPub
@@ -122,7 +160,7 @@ func New(dir string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.signer = signer
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientPub), 0o600); err != nil {
+	if err := os.WriteFile(s.authKeys, ssh.MarshalAuthorizedKey(clientPub), 0o644); err != nil {
 		return nil, err
 	}
 	var lastErr error
@@ -132,7 +170,7 @@ func New(dir string, opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.Port = port
-		if err := s.writeConfig(opts); err != nil {
+		if err := s.writeConfig(); err != nil {
 			return nil, err
 		}
 		s.KnownHosts = filepath.Join(dir, "known_hosts")
@@ -145,6 +183,34 @@ func New(dir string, opts Options) (*Server, error) {
 		}
 	}
 	return nil, lastErr
+}
+
+// publicHome makes the server's sessions run as name, with a home and an authorized_keys file in a
+// directory under /tmp that name may read (sshd reads authorized_keys as the user).
+func (s *Server) publicHome(name string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("sshdtest: sessions as %s need the server to run as root", name)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("sshdtest: %w (EnsureUser creates it)", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	s.public, err = os.MkdirTemp("/tmp", "sshdtest-")
+	if err != nil {
+		return err
+	}
+	s.User = name
+	s.Home = filepath.Join(s.public, "home")
+	s.authKeys = filepath.Join(s.public, "authorized_keys")
+	if err := os.Chmod(s.public, 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.Home, 0o700); err != nil {
+		return err
+	}
+	return os.Chown(s.Home, uid, gid)
 }
 
 // privsepDir creates the directory sshd insists on for privilege separation when it is missing
@@ -192,12 +258,13 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func (s *Server) writeConfig(opts Options) error {
+func (s *Server) writeConfig() error {
+	opts := s.opts
 	lines := []string{
 		"Port " + strconv.Itoa(s.Port),
 		"ListenAddress " + s.Host,
-		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
-		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
+		"HostKey " + s.HostKeyFile,
+		"AuthorizedKeysFile " + s.authKeys,
 		"PidFile " + filepath.Join(s.Dir, "sshd.pid"),
 		"PermitRootLogin prohibit-password",
 		"UsePAM no",
@@ -219,6 +286,26 @@ func (s *Server) writeConfig(opts Options) error {
 	}
 	lines = append(lines, opts.Config...)
 	return os.WriteFile(s.cfgPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+// SetHostCertificate restarts the server so that it presents the host certificate in file (made
+// with ssh-keygen -s … -h from HostKeyFile+".pub"), or no certificate when file is empty.
+func (s *Server) SetHostCertificate(file string) error {
+	s.Stop()
+	var cfg []string
+	for _, l := range s.opts.Config {
+		if !strings.HasPrefix(l, "HostCertificate ") {
+			cfg = append(cfg, l)
+		}
+	}
+	if file != "" {
+		cfg = append(cfg, "HostCertificate "+file)
+	}
+	s.opts.Config = cfg
+	if err := s.writeConfig(); err != nil {
+		return err
+	}
+	return s.Restart()
 }
 
 // Addr returns "127.0.0.1:PORT".
@@ -375,9 +462,12 @@ func (s *Server) Thaw(pids []int) {
 	}
 }
 
-// Close stops the server.
+// Close stops the server and removes the directory of a non-root user's home.
 func (s *Server) Close() error {
 	s.Stop()
+	if s.public != "" {
+		return os.RemoveAll(s.public)
+	}
 	return nil
 }
 
