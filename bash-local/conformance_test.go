@@ -29,6 +29,7 @@ func TestConformance(t *testing.T) {
 		Workdir:  wd,
 		Limits:   bash.Limits{Grace: testGrace},
 		Escapees: runtime.GOOS == "linux",
+		Progress: true,
 	})
 }
 

@@ -115,6 +115,7 @@ func TestConformanceSandboxed(t *testing.T) {
 		Workdir:  wd,
 		Limits:   bash.Limits{Grace: testGrace},
 		Escapees: runtime.GOOS == "linux",
+		Progress: true,
 	})
 }
 

@@ -30,5 +30,6 @@ func TestConformance(t *testing.T) {
 		Workdir:  workdir,
 		Limits:   cfg.Limits,
 		Escapees: runtime.GOOS == "linux", // the "remote" host is this machine
+		Progress: true,
 	})
 }

@@ -277,6 +277,8 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	if err != nil {
 		return bash.RunResult{}, err
 	}
+	stopProgress := backend.WatchProgress(streams, 0, spec.Progress)
+	defer stopProgress() // on every path, before Run returns: no report after it
 	// The command's timeout runs from the moment the server has it. Connecting and waiting for a
 	// free session are bounded apart: by the longer of the timeout and DialTimeout.
 	var cause error
@@ -304,6 +306,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 		p.terminate(false, true)
 	}
 	out := p.result()
+	stopProgress()
 	exit, failure, notStarted := out.exit, out.failure, out.notStarted
 	streams.Seal()
 	e.retire(p, out)

@@ -39,6 +39,10 @@ type Options struct {
 	// Close. Set it for a backend that promises that (the local one on Linux, the SSH one against
 	// a Linux host).
 	Escapees bool
+	// Progress reports that the backend calls Request.Progress during a foreground Run (see
+	// backend.WatchProgress): the kit then requires a report while a command waits. Without it
+	// the kit only checks the reports the backend makes, if any.
+	Progress bool
 	// Slack is the time allowed on top of what the contract implies before a call, a task or Close
 	// counts as hung (5 s when zero). It also bounds calls that must return at once, such as Start.
 	Slack time.Duration

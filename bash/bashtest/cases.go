@@ -20,6 +20,7 @@ var cases = []testCase{
 	{name: "run/bad-workdir", check: runBadWorkdir},
 	{name: "run/background-child", check: runBackgroundChild},
 	{name: "run/output-caps", check: runOutputCaps},
+	{name: "run/progress", check: runProgress},
 
 	{name: "start/lifecycle", check: startLifecycle},
 	{name: "start/ids-and-order", check: startIDsAndOrder},
