@@ -126,8 +126,14 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 	if gateW != nil {
 		openGate(gateW, o.Env)
 	}
+	return watch(cmd, release, o, wg, outR, errR, stdin), nil
+}
 
-	p = &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{})}
+// watch returns the Process of cmd, just started: its stopper, and the goroutines (counted in
+// wg) that feed stdin, collect stdout (outR) and stderr (errR), then wait for the leader and
+// settle. release ends cmd's ownership once it is reaped.
+func watch(cmd *exec.Cmd, release func(), o Options, wg *sync.WaitGroup, outR, errR, stdin *os.File) *Process {
+	p := &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{})}
 	pid := cmd.Process.Pid
 	p.stop = proctree.NewStopper(
 		proctree.Tree{Leader: pid, Group: pid, Tag: envpolicy.TagVar + "=" + o.Tag},
@@ -146,7 +152,7 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 		closeStdin()
 		close(p.settled)
 	})
-	return p, nil
+	return p
 }
 
 // gateFD is the descriptor bash reads its gate from: the first of cmd.ExtraFiles.
