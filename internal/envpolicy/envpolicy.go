@@ -72,8 +72,20 @@ var secretValue = regexp.MustCompile(valueShape())
 // valueShape returns valueShapes joined into one alternation.
 func valueShape() string { return "(" + strings.Join(valueShapes, ")|(") + ")" }
 
+// shapeLiterals are strings of which every value shape holds at least one: a value that holds
+// none cannot have a secret's shape, and the expression (a backtracking match over eleven
+// alternatives at every position) is not run. Most of an environment is such values.
+var shapeLiterals = []string{"://", "gh", "github_pat_", "glpat-", "xox", "AKIA", "ASIA", "sk-", "k_live_", "AIza", "npm_", "eyJ", "PRIVATE KEY-----"}
+
 // SecretValue reports whether value has the shape of a secret by itself (see valueShapes).
-func SecretValue(value string) bool { return secretValue.MatchString(value) }
+func SecretValue(value string) bool {
+	for _, lit := range shapeLiterals {
+		if strings.Contains(value, lit) {
+			return secretValue.MatchString(value)
+		}
+	}
+	return false
+}
 
 // DefaultPrefixes returns the name prefixes that are always scrubbed: DSH_* belongs to the
 // harness, never to a child. The slice is the caller's.
