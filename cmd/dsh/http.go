@@ -622,14 +622,7 @@ func serveHTTP(ctx context.Context, f *front, ln net.Listener, stderr io.Writer)
 		fmt.Fprintf(stderr, "dsh mcp: http: %v\n", serveErr)
 		return exitTool
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(stderr, "dsh mcp: shutdown: processes ignored SIGTERM for %v and were killed\n", shutdownGrace)
-	case err != nil:
-		fmt.Fprintf(stderr, "dsh mcp: shutdown: %v\n", err)
-		return exitTool
-	}
-	return exitOK
+	return shutdownStatus(stderr, err)
 }
 
 // register adds the HTTP transport's flags to fs.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -547,25 +546,8 @@ func TestHTTPCancel(t *testing.T) {
 		t.Errorf("the next call: %q", after)
 	}
 
-	c := fx.connect(aliceToken, nil)
-	pidFile = filepath.Join(t.TempDir(), "pid2")
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.callErr(ctx, "bash", bashArgs("echo $$ > "+pidFile+"; exec sleep 300", nil))
-		errc <- err
-	}()
-	pid = readPID(t, pidFile)
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled call: %v", err)
-	}
-	if !waitGone(pid) {
-		t.Errorf("the SDK client's cancelled command (pid %d) is alive", pid)
-	}
-	if got := c.bash("echo next"); got != "next\n" {
-		t.Errorf("after the cancel: %q", got)
-	}
+	// The SDK client's own cancellation.
+	checkCancelStops(t, fx.connect(aliceToken, nil))
 }
 
 // TestHTTPDrain: on the terminating signal, new sessions and new calls get 503 at once while a

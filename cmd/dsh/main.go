@@ -342,9 +342,15 @@ func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser
 	defer cancel()
 	err = srv.close(closeCtx)
 	<-done
+	return shutdownStatus(stderr, err)
+}
+
+// shutdownStatus reports the server's close error err on stderr and returns dsh mcp's exit
+// status: 0 when everything was stopped (processes that outlived SIGTERM for shutdownGrace were
+// killed with SIGKILL and reaped, which is said), exitTool when something may have survived.
+func shutdownStatus(stderr io.Writer, err error) int {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		// Processes that outlived SIGTERM for shutdownGrace were killed with SIGKILL and reaped.
 		fmt.Fprintf(stderr, "dsh mcp: shutdown: processes ignored SIGTERM for %v and were killed\n", shutdownGrace)
 	case err != nil:
 		fmt.Fprintf(stderr, "dsh mcp: shutdown: %v\n", err)

@@ -386,8 +386,13 @@ func TestClientVanishesMidCall(t *testing.T) {
 
 // TestCancelledCall checks that a client cancelling its request stops the command.
 func TestCancelledCall(t *testing.T) {
-	srv := testServer(t, config{})
-	c := connect(t, srv)
+	checkCancelStops(t, connect(t, testServer(t, config{})))
+}
+
+// checkCancelStops cancels a call of c while its command runs and checks that the call ends
+// with context.Canceled, that the command is gone, and that the session still serves calls.
+func checkCancelStops(t *testing.T, c *client) {
+	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -401,7 +406,7 @@ func TestCancelledCall(t *testing.T) {
 		t.Errorf("cancelled call: %v", err)
 	}
 	if !waitGone(pid) {
-		t.Errorf("command of the cancelled call (pid %d) is still alive", pid)
+		t.Errorf("the command of the cancelled call (pid %d) is still alive", pid)
 	}
 	if got := c.bash("echo next"); got != "next\n" {
 		t.Errorf("after the cancel: %q", got)
