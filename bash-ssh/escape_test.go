@@ -210,22 +210,7 @@ func TestUntaggedCommandStops(t *testing.T) {
 				ex := newExecutor(t, serverConfig(s))
 				pf := filepath.Join(h.dir, fmt.Sprintf("%s-%s-run", s.User, strings.ReplaceAll(esc.name, " ", "_")))
 				begin := time.Now()
-				errc := make(chan error, 1)
-				var res bash.RunResult
-				go func() {
-					var err error
-					res, err = ex.Run(context.Background(), bash.Request{Command: esc.command(h, pf), Timeout: time.Second})
-					errc <- err
-				}()
-				p := watchPID(t, pf)
-				select {
-				case err := <-errc:
-					if err != nil {
-						t.Fatalf("Run: %v", err)
-					}
-				case <-time.After(15 * time.Second):
-					t.Fatal("Run still running 15s after it started with a 1s timeout")
-				}
+				res, p := runTimingOut(t, ex, esc.command(h, pf), pf)
 				if took := time.Since(begin); !res.TimedOut || took > time.Second+testGrace+3*time.Second {
 					t.Errorf("Run returned after %v with TimedOut %v (signal %q), want a timeout after about 1s", took, res.TimedOut, res.Signal)
 				}
@@ -278,22 +263,33 @@ func TestReparentedDescendantStops(t *testing.T) {
 		ex := newExecutor(t, serverConfig(s))
 		pf := filepath.Join(h.dir, s.User+"-descendant")
 		cmd := "setsid env -i bash -c " + quote("trap '' TERM; echo $$ >"+quote(pf)+"; exec sleep 600") + " & wait"
-		errc := make(chan error, 1)
-		go func() {
-			_, err := ex.Run(context.Background(), bash.Request{Command: cmd, Timeout: time.Second})
-			errc <- err
-		}()
-		p := watchPID(t, pf)
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("Run still running 15s after it started with a 1s timeout")
-		}
+		_, p := runTimingOut(t, ex, cmd, pf)
 		p.waitGone(t, 5*time.Second, "the timeout")
 	})
+}
+
+// runTimingOut runs command on ex with a 1 s timeout, watches the process whose pid it writes to
+// pf, and returns the result and that process once Run has returned; Run still running 15 s
+// later fails the test.
+func runTimingOut(t *testing.T, ex *Executor, command, pf string) (bash.RunResult, proc) {
+	t.Helper()
+	errc := make(chan error, 1)
+	var res bash.RunResult
+	go func() {
+		var err error
+		res, err = ex.Run(context.Background(), bash.Request{Command: command, Timeout: time.Second})
+		errc <- err
+	}()
+	p := watchPID(t, pf)
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run still running 15s after it started with a 1s timeout")
+	}
+	return res, p
 }
 
 // TestHiddenEscapees: processes a finished command left in sessions of their own whose tag is

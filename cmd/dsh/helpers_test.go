@@ -73,10 +73,9 @@ func readPID(t testing.TB, file string) int {
 	return pid
 }
 
-// testServer builds a server for cfg (Workdir defaults to a fresh temporary directory, Grace to
-// 300 ms) and closes it when the test ends.
-func testServer(t testing.TB, cfg config) *server {
-	t.Helper()
+// testConfig returns cfg with the tests' defaults: a fresh temporary Workdir, a 300 ms Grace and
+// the test logger, where cfg sets none.
+func testConfig(t testing.TB, cfg config) config {
 	if cfg.Workdir == "" {
 		cfg.Workdir = t.TempDir()
 	}
@@ -86,7 +85,14 @@ func testServer(t testing.TB, cfg config) *server {
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger
 	}
-	srv, err := newServer(cfg)
+	return cfg
+}
+
+// testServer builds a server for cfg (Workdir defaults to a fresh temporary directory, Grace to
+// 300 ms) and closes it when the test ends.
+func testServer(t testing.TB, cfg config) *server {
+	t.Helper()
+	srv, err := newServer(testConfig(t, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,15 +58,7 @@ func startHTTP(t testing.TB, cfg config, hc httpConfig) *httpFixture {
 // startHTTPOn is startHTTP with the listener passed through wrap (when not nil).
 func startHTTPOn(t testing.TB, cfg config, hc httpConfig, wrap func(net.Listener) net.Listener) *httpFixture {
 	t.Helper()
-	if cfg.Workdir == "" {
-		cfg.Workdir = t.TempDir()
-	}
-	if cfg.Grace == 0 {
-		cfg.Grace = 300 * time.Millisecond
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger
-	}
+	cfg = testConfig(t, cfg)
 	hc.Addr = "127.0.0.1:0"
 	if hc.IdleTimeout == 0 {
 		hc.IdleTimeout = defaultIdleTimeout
