@@ -5,6 +5,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -236,17 +237,46 @@ func (p *Process) waitAndSettle(outR, errR *os.File, drained <-chan struct{}, gr
 	errR.Close()
 }
 
-func copyUntilError(w io.Writer, r io.Reader) {
+// copyUntilError copies r to w until a read fails. When the read fails because waitAndSettle set
+// the deadline (a grace period after the leader's exit), what the pipe already holds is still
+// copied: a reader starved of CPU past the deadline must not lose output written before it.
+func copyUntilError(w io.Writer, r *os.File) {
 	buf := make([]byte, 64*1024)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
 			w.Write(buf[:n])
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			drainReady(w, r, buf)
+		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// maxFinalDrain bounds what drainReady copies: a process still writing (an escapee holding the
+// pipe) cannot keep it going, while a full pipe buffer (1 MiB at most by default) fits.
+const maxFinalDrain = 1 << 20
+
+// drainReady copies to w what r holds now, up to maxFinalDrain bytes, without waiting: the pipe is
+// read directly (it is non-blocking, and an expired deadline would refuse a read through r).
+func drainReady(w io.Writer, r *os.File, buf []byte) {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		for total := 0; total < maxFinalDrain; {
+			n, err := unix.Read(int(fd), buf)
+			if n <= 0 || err != nil {
+				return
+			}
+			w.Write(buf[:n])
+			total += n
+		}
+	})
 }
 
 func exitFacts(ps *os.ProcessState, err error) Exit {
