@@ -270,17 +270,26 @@ func (f *front) register(id, principal string) *httpSession {
 	f.mu.Unlock()
 	f.wg.Go(func() {
 		<-ended
-		f.mu.Lock()
-		delete(f.sessions, id)
-		f.mu.Unlock()
-		hs.mu.Lock()
-		hs.closing = true
-		if hs.idle != nil {
-			hs.idle.Stop()
-		}
-		hs.mu.Unlock()
+		f.forget(hs)
 	})
 	return hs
+}
+
+// forget takes the ended session hs out of the front: its id is unknown from then on and its
+// idle timer stopped. Both the session's watcher and end call it, so that a DELETE is answered
+// only once the session is gone from the table; a second call does nothing.
+func (f *front) forget(hs *httpSession) {
+	f.mu.Lock()
+	if f.sessions[hs.id] == hs {
+		delete(f.sessions, hs.id)
+	}
+	f.mu.Unlock()
+	hs.mu.Lock()
+	hs.closing = true
+	if hs.idle != nil {
+		hs.idle.Stop()
+	}
+	hs.mu.Unlock()
 }
 
 // post serves a POST to the live session hs: its messages go to the SDK, once the front has
@@ -401,6 +410,7 @@ func (f *front) end(hs *httpSession) {
 	f.srv.cancelCalls(hs.ss)
 	_ = hs.ss.Close()
 	<-hs.ended
+	f.forget(hs)
 }
 
 // drain refuses new sessions and new calls from now on and returns a channel closed once no
