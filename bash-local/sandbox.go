@@ -109,18 +109,7 @@ func (c *confinement) report(failed bool, stderr string) *bash.SandboxReport {
 
 // note is the line a background task's last read carries about its sandbox, or "".
 func (c *confinement) note(failed bool, stderr string) string {
-	r := c.report(failed, stderr)
-	if r == nil {
-		return ""
-	}
-	var parts []string
-	if len(r.Unenforced) > 0 {
-		parts = append(parts, "[sandbox: not enforced: "+strings.Join(r.Unenforced, "; ")+"]")
-	}
-	if r.Denial != "" {
-		parts = append(parts, "[sandbox: "+r.Denial+"]")
-	}
-	return strings.Join(parts, "\n")
+	return strings.Join(c.report(failed, stderr).Markers(), "\n")
 }
 
 func (e *Executor) isClosed() bool {

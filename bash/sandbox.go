@@ -184,6 +184,23 @@ type SandboxReport struct {
 	Denial string
 }
 
+// Markers returns the lines a result shown to a model ends with for r, in order:
+// "[sandbox: not enforced: A; B]" when something was not enforced, then "[sandbox: <Denial>]"
+// when the sandbox may have stopped the command. A nil r, or one with neither, gives none.
+func (r *SandboxReport) Markers() []string {
+	if r == nil {
+		return nil
+	}
+	var lines []string
+	if len(r.Unenforced) > 0 {
+		lines = append(lines, "[sandbox: not enforced: "+strings.Join(r.Unenforced, "; ")+"]")
+	}
+	if r.Denial != "" {
+		lines = append(lines, "[sandbox: "+r.Denial+"]")
+	}
+	return lines
+}
+
 // SandboxDescriber is implemented by an executor that can state the sandbox policy it applies to
 // a request that names none; a tool uses it to tell the model.
 type SandboxDescriber interface {

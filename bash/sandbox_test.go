@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,6 +69,27 @@ func TestOverlaps(t *testing.T) {
 	} {
 		if got := Overlaps(tc.a, tc.b); got != tc.want {
 			t.Errorf("Overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestSandboxReportMarkers checks the lines a result ends with for a report: what was not
+// enforced first, then the denial, none for a nil or empty report.
+func TestSandboxReportMarkers(t *testing.T) {
+	cases := []struct {
+		name string
+		r    *SandboxReport
+		want []string
+	}{
+		{"nil", nil, nil},
+		{"nothing to say", &SandboxReport{}, nil},
+		{"denial", &SandboxReport{Denial: "write outside the workspace denied: /etc/hosts"}, []string{"[sandbox: write outside the workspace denied: /etc/hosts]"}},
+		{"both", &SandboxReport{Unenforced: []string{"signal scoping (Landlock ABI 6)", "TCP rules"}, Denial: "network access denied (network off)"},
+			[]string{"[sandbox: not enforced: signal scoping (Landlock ABI 6); TCP rules]", "[sandbox: network access denied (network off)]"}},
+	}
+	for _, c := range cases {
+		if got := c.r.Markers(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Markers() = %q, want %q", c.name, got, c.want)
 		}
 	}
 }

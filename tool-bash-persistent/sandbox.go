@@ -74,16 +74,11 @@ func (c *confinement) notes(failed bool, output, workdir string) string {
 	if c == nil {
 		return ""
 	}
-	var lines []string
-	if u := c.prepared.Unenforced(); len(u) > 0 {
-		lines = append(lines, "[sandbox: not enforced: "+strings.Join(u, "; ")+"]")
-	}
+	r := &bash.SandboxReport{Policy: c.resolved, Unenforced: c.prepared.Unenforced()}
 	if failed {
-		if d := sandbox.Explain(c.policy, c.resolved.Mode == bash.SandboxReadOnly, workdir, output, c.resolved.String()); d != "" {
-			lines = append(lines, "[sandbox: "+d+"]")
-		}
+		r.Denial = sandbox.Explain(c.policy, c.resolved.Mode == bash.SandboxReadOnly, workdir, output, c.resolved.String())
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(r.Markers(), "\n")
 }
 
 // description is what the tool's description adds about the sandbox in force.

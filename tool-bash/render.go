@@ -35,14 +35,7 @@ func renderRun(res bash.RunResult) string {
 	case res.ExitCode != nil && *res.ExitCode != 0:
 		markers = append(markers, fmt.Sprintf("[exit code: %d]", *res.ExitCode))
 	}
-	if sb := res.Sandbox; sb != nil {
-		if len(sb.Unenforced) > 0 {
-			markers = append(markers, "[sandbox: not enforced: "+strings.Join(sb.Unenforced, "; ")+"]")
-		}
-		if sb.Denial != "" {
-			markers = append(markers, "[sandbox: "+sb.Denial+"]")
-		}
-	}
+	markers = append(markers, res.Sandbox.Markers()...)
 	if len(markers) == 0 {
 		return body
 	}
