@@ -58,6 +58,30 @@ func lastLine(b []byte) []byte {
 // made: a backend calls it before Run returns, so nothing is reported after. A nil report gives a
 // stop that does nothing. Stop may be called more than once.
 func WatchProgress(streams Streams, interval time.Duration, report func(bash.Progress)) (stop func()) {
+	var out, errs int64
+	return Watch(interval, func() (bash.Progress, bool) {
+		o, e := streams.Stdout.Total(), streams.Stderr.Total()
+		if o == out && e == errs {
+			return bash.Progress{}, false
+		}
+		var line string
+		if o != out {
+			line = streams.Stdout.LastLine()
+		} else {
+			line = streams.Stderr.LastLine()
+		}
+		out, errs = o, e
+		return bash.Progress{Bytes: o + e, LastLine: line}, true
+	}, report)
+}
+
+// Watch calls sample every interval (bash.ProgressInterval when interval is not positive), from a
+// goroutine of its own, and report with what it returns when it reports a change: the rules of
+// Request.Progress for any source of output (WatchProgress is Watch over a command's streams).
+// Reports are at least interval apart. It returns stop, which ends the watch and returns once no
+// sample or report is running or will be made. A nil report gives a stop that does nothing. Stop
+// may be called more than once.
+func Watch(interval time.Duration, sample func() (bash.Progress, bool), report func(bash.Progress)) (stop func()) {
 	if report == nil {
 		return func() {}
 	}
@@ -72,31 +96,21 @@ func WatchProgress(streams Streams, interval time.Duration, report func(bash.Pro
 		// report closer than interval to this one.
 		tick := time.NewTimer(interval)
 		defer tick.Stop()
-		var out, errs int64
 		for {
 			select {
 			case <-quit:
 				return
 			case <-tick.C:
 			}
-			o, e := streams.Stdout.Total(), streams.Stderr.Total()
-			if o == out && e == errs {
-				tick.Reset(interval)
-				continue
+			p, changed := sample()
+			if changed {
+				select {
+				case <-quit: // stop was called while sampling: report nothing more
+					return
+				default:
+				}
+				report(p)
 			}
-			var line string
-			if o != out {
-				line = streams.Stdout.LastLine()
-			} else {
-				line = streams.Stderr.LastLine()
-			}
-			out, errs = o, e
-			select {
-			case <-quit: // stop was called while the streams were read: report nothing more
-				return
-			default:
-			}
-			report(bash.Progress{Bytes: o + e, LastLine: line})
 			tick.Reset(interval)
 		}
 	}()
