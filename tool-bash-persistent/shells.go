@@ -185,18 +185,8 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 	res, err := sh.Run(runCtx, args.Command)
 	stopProgress() // before the result: nothing is reported after the handler returns
 	if err != nil {
-		cause := context.Cause(runCtx)
 		s.drop(o, sh)
-		switch {
-		case errors.Is(cause, errTimedOut):
-			text := timeoutText(s.cfg.Timeout, res.Output)
-			return withFacts(text, Facts{Outcome: "timed-out", Reset: true, OmittedChars: res.Output.OmittedChars, Sandbox: s.sandboxName(), Trailer: 1})
-		case errors.Is(cause, errDisposed):
-			return tools.Result{}, errDisposed
-		case ctx.Err() != nil:
-			return tools.Result{}, context.Cause(ctx)
-		}
-		return tools.Result{}, fmt.Errorf("persistent bash: %w", err)
+		return s.failedRun(ctx, runCtx, res, err)
 	}
 	text, reset := render(res)
 	if reset {
@@ -208,6 +198,22 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 	facts := runFacts(res, reset, output, text)
 	facts.Sandbox = s.sandboxName()
 	return withFacts(text, facts)
+}
+
+// failedRun is the result of a Run that returned err (its shell already dropped): the timeout
+// text with the partial output when runCtx timed out, otherwise the error of the call's context
+// ctx, of the tool's disposal or of the shell.
+func (s *Shells) failedRun(ctx, runCtx context.Context, res ptyshell.Result, err error) (tools.Result, error) {
+	switch cause := context.Cause(runCtx); {
+	case errors.Is(cause, errTimedOut):
+		text := timeoutText(s.cfg.Timeout, res.Output)
+		return withFacts(text, Facts{Outcome: "timed-out", Reset: true, OmittedChars: res.Output.OmittedChars, Sandbox: s.sandboxName(), Trailer: 1})
+	case errors.Is(cause, errDisposed):
+		return tools.Result{}, errDisposed
+	case ctx.Err() != nil:
+		return tools.Result{}, context.Cause(ctx)
+	}
+	return tools.Result{}, fmt.Errorf("persistent bash: %w", err)
 }
 
 // sandboxName is the sandbox policy the shells run in, for the facts ("" without one).
