@@ -42,25 +42,22 @@ func (e *Executor) confine(spec bash.Request) (*confinement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bashlocal: sandbox workdir: %w", err)
 	}
-	writable := []string{tmp}
-	if sb.Mode == bash.SandboxWorkspaceWrite {
+	shell := sandbox.Shell{Tmp: tmp, WorkspaceWrite: sb.Mode == bash.SandboxWorkspaceWrite, Roots: sb.WritableRoots,
+		Deny: sb.DenyPaths(), Network: sb.Network == bash.NetworkOn, BestEffort: sb.BestEffort}
+	if shell.WorkspaceWrite {
 		// The workspace is the executor's working directory, not the call's: a model picks the
 		// call's (tool-bash passes its workdir argument through), and must not pick what it may
 		// write.
-		workspace := e.cfg.Workdir
-		if workspace == "" {
-			if workspace, err = os.Getwd(); err != nil {
+		if shell.Workspace = e.cfg.Workdir; shell.Workspace == "" {
+			if shell.Workspace, err = os.Getwd(); err != nil {
 				return nil, fmt.Errorf("bashlocal: sandbox workspace: %w", err)
 			}
 		}
-		writable = append(append(writable, workspace), sb.WritableRoots...)
 	}
-	home, _ := os.UserHomeDir()
-	deny, err := sandbox.Expand(sb.DenyPaths(), home)
+	policy, err := shell.Policy()
 	if err != nil {
 		return nil, fmt.Errorf("bashlocal: %w", err)
 	}
-	policy := sandbox.Policy{Writable: writable, DenyRead: deny, Network: sb.Network == bash.NetworkOn, BestEffort: sb.BestEffort}
 	prepared, err := e.sb.Prepare(policy)
 	if ue := (*sandbox.UnavailableError)(nil); errors.As(err, &ue) {
 		return nil, fmt.Errorf("bashlocal: %w: %s", bash.ErrSandboxUnavailable, strings.Join(ue.Missing, "; "))
@@ -69,13 +66,10 @@ func (e *Executor) confine(spec bash.Request) (*confinement, error) {
 		return nil, fmt.Errorf("bashlocal: %w", err)
 	}
 	resolved := sb
-	resolved.WritableRoots, resolved.DenyRead = writable, deny
+	resolved.WritableRoots, resolved.DenyRead = policy.Writable, policy.DenyRead
 	return &confinement{
 		prepared: prepared, policy: policy, resolved: resolved,
-		readOnly: sb.Mode == bash.SandboxReadOnly, workdir: workdir,
-		// Caches go to the private directory too: the real ones are not writable, and one that
-		// later unconfined builds trust (Go's build cache) must not be writable from inside.
-		env: map[string]string{"TMPDIR": tmp, "XDG_CACHE_HOME": filepath.Join(tmp, ".cache")},
+		readOnly: sb.Mode == bash.SandboxReadOnly, workdir: workdir, env: shell.Env(),
 	}, nil
 }
 

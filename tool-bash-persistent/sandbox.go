@@ -13,11 +13,12 @@ import (
 // confinement is the sandbox every shell of a Shells starts in: the prepared rules, the private
 // temporary directory, and what a result says of them.
 type confinement struct {
-	sb       *sandbox.Sandbox
-	prepared *sandbox.Prepared
-	policy   sandbox.Policy
-	resolved bash.Sandbox
-	tmp      string
+	sb        *sandbox.Sandbox
+	prepared  *sandbox.Prepared
+	policy    sandbox.Policy
+	resolved  bash.Sandbox
+	tmp       string
+	variables map[string]string // what the sandbox sets in a shell's environment
 }
 
 // newConfinement prepares the sandbox of cfg (after withDefaults), or returns nil when it is off.
@@ -34,18 +35,14 @@ func newConfinement(cfg Config) (*confinement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistentbash: sandbox temporary directory: %w", err)
 	}
-	writable := []string{tmp}
-	if sb.Mode == bash.SandboxWorkspaceWrite {
-		writable = append(append(writable, cfg.Workdir), sb.WritableRoots...)
-	}
-	home, _ := os.UserHomeDir()
-	deny, err := sandbox.Expand(sb.DenyPaths(), home)
+	shell := sandbox.Shell{Tmp: tmp, Workspace: cfg.Workdir, WorkspaceWrite: sb.Mode == bash.SandboxWorkspaceWrite,
+		Roots: sb.WritableRoots, Deny: sb.DenyPaths(), Network: sb.Network == bash.NetworkOn, BestEffort: sb.BestEffort}
+	policy, err := shell.Policy()
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("persistentbash: %w", err)
 	}
-	c := &confinement{sb: sandbox.New(sandbox.Options{}), tmp: tmp,
-		policy: sandbox.Policy{Writable: writable, DenyRead: deny, Network: sb.Network == bash.NetworkOn, BestEffort: sb.BestEffort}}
+	c := &confinement{sb: sandbox.New(sandbox.Options{}), tmp: tmp, policy: policy, variables: shell.Env()}
 	c.prepared, err = c.sb.Prepare(c.policy)
 	if err != nil {
 		c.close()
@@ -55,17 +52,16 @@ func newConfinement(cfg Config) (*confinement, error) {
 		return nil, fmt.Errorf("persistentbash: %w", err)
 	}
 	c.resolved = sb
-	c.resolved.WritableRoots, c.resolved.DenyRead = writable, deny
+	c.resolved.WritableRoots, c.resolved.DenyRead = policy.Writable, policy.DenyRead
 	return c, nil
 }
 
-// env returns the variables the sandbox sets in a shell: its temporary directory, and the caches
-// moved there (the real ones are not writable).
+// env returns the variables the sandbox sets in a shell (sandbox.Shell.Env), or nil without one.
 func (c *confinement) env() map[string]string {
 	if c == nil {
 		return nil
 	}
-	return map[string]string{"TMPDIR": c.tmp, "XDG_CACHE_HOME": c.tmp + "/.cache"}
+	return c.variables
 }
 
 // notes returns the sandbox lines a result ends with: what was not enforced, and, for a command

@@ -124,6 +124,40 @@ type Options struct {
 	ABI int
 }
 
+// Shell is the sandbox of a shell in the terms of the bash tools' policy (bash.Sandbox): one
+// home for what each mode may write, for the local executor and the persistent shell alike.
+type Shell struct {
+	Tmp            string   // the shell's private temporary directory: always writable
+	Workspace      string   // writable with WorkspaceWrite
+	WorkspaceWrite bool     // false: read-only, only Tmp is writable
+	Roots          []string // more writable roots, with WorkspaceWrite
+	Deny           []string // deny paths; a leading "~/" is the user's home directory
+	Network        bool
+	BestEffort     bool
+}
+
+// Policy returns the rules of sh: Tmp writable, and with WorkspaceWrite the Workspace and Roots
+// too; Deny expanded against the user's home directory. It returns Expand's error.
+func (sh Shell) Policy() (Policy, error) {
+	writable := []string{sh.Tmp}
+	if sh.WorkspaceWrite {
+		writable = append(append(writable, sh.Workspace), sh.Roots...)
+	}
+	home, _ := os.UserHomeDir()
+	deny, err := Expand(sh.Deny, home)
+	if err != nil {
+		return Policy{}, err
+	}
+	return Policy{Writable: writable, DenyRead: deny, Network: sh.Network, BestEffort: sh.BestEffort}, nil
+}
+
+// Env returns the variables a shell confined by sh is given: TMPDIR, and XDG_CACHE_HOME under it
+// (the real caches are not writable, and one that later unconfined builds trust, such as Go's
+// build cache, must not be writable from inside).
+func (sh Shell) Env() map[string]string {
+	return map[string]string{"TMPDIR": sh.Tmp, "XDG_CACHE_HOME": filepath.Join(sh.Tmp, ".cache")}
+}
+
 // Expand returns paths with a leading "~/" replaced by home and each path cleaned. It returns an
 // error for a "~/" path when home is empty.
 func Expand(paths []string, home string) ([]string, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -109,5 +110,38 @@ func TestFailClosed(t *testing.T) {
 		}
 		sb.Close()
 		sb.Close() // a second Close is harmless
+	}
+}
+
+// TestShellPolicy checks what each mode of a shell may write and how its deny paths and
+// variables come out.
+func TestShellPolicy(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	base := Shell{Tmp: "/tmp/p", Workspace: "/w", Roots: []string{"/extra"}, Deny: []string{"~/.ssh", "/srv/x/"}, Network: true}
+	cases := []struct {
+		name     string
+		write    bool
+		writable []string
+	}{
+		{"read-only: the private tmp only, roots ignored", false, []string{"/tmp/p"}},
+		{"workspace-write: tmp, workspace, roots", true, []string{"/tmp/p", "/w", "/extra"}},
+	}
+	for _, c := range cases {
+		sh := base
+		sh.WorkspaceWrite = c.write
+		p, err := sh.Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.Writable, c.writable) || !slices.Equal(p.DenyRead, []string{"/home/u/.ssh", "/srv/x"}) || !p.Network || p.BestEffort {
+			t.Errorf("%s: %+v", c.name, p)
+		}
+	}
+	if env := base.Env(); env["TMPDIR"] != "/tmp/p" || env["XDG_CACHE_HOME"] != "/tmp/p/.cache" || len(env) != 2 {
+		t.Errorf("Env() = %v", env)
+	}
+	t.Setenv("HOME", "")
+	if _, err := base.Policy(); err == nil {
+		t.Error("a ~/ deny path with no home directory was accepted")
 	}
 }
