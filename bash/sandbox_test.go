@@ -93,3 +93,18 @@ func TestSandboxReportMarkers(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxConfines checks the phrase tool descriptions use for each mode and network setting.
+func TestSandboxConfines(t *testing.T) {
+	for _, c := range []struct {
+		sb   Sandbox
+		want string
+	}{
+		{Sandbox{Mode: SandboxWorkspaceWrite}, "can write only in the workspace and in $TMPDIR, cannot use the network or Unix sockets, and cannot signal or trace processes outside it"},
+		{Sandbox{Mode: SandboxReadOnly, Network: NetworkOn}, "can write only in $TMPDIR (the workspace is read-only), may use the network but not Unix sockets, and cannot signal or trace processes outside it"},
+	} {
+		if got := c.sb.Confines(); got != c.want {
+			t.Errorf("%v: Confines() = %q, want %q", c.sb, got, c.want)
+		}
+	}
+}

@@ -82,16 +82,8 @@ func (c *confinement) description() string {
 	if c == nil {
 		return ""
 	}
-	where := "only in the workspace and in $TMPDIR"
-	if c.resolved.Mode == bash.SandboxReadOnly {
-		where = "only in $TMPDIR (the workspace is read-only)"
-	}
-	net := "cannot use the network or Unix sockets"
-	if c.resolved.Network == bash.NetworkOn {
-		net = "may use the network but not Unix sockets"
-	}
-	return fmt.Sprintf(" The shell runs in a sandbox (%s): its commands can write %s, %s, and cannot signal or trace processes outside it. "+
-		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied.", c.resolved, where, net)
+	return fmt.Sprintf(" The shell runs in a sandbox (%s): its commands %s. "+
+		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied.", c.resolved, c.resolved.Confines())
 }
 
 // close releases the rules and removes the temporary directory.

@@ -27,17 +27,9 @@ func sandboxDescription(ex bash.Executor) string {
 		return ""
 	}
 	p := d.SandboxPolicy()
-	where := "only in the workspace and in $TMPDIR"
-	if p.Mode == bash.SandboxReadOnly {
-		where = "only in $TMPDIR (the workspace is read-only)"
-	}
-	net := "cannot use the network or Unix sockets"
-	if p.Network == bash.NetworkOn {
-		net = "may use the network but not Unix sockets"
-	}
-	return fmt.Sprintf(" Commands run in a sandbox (%s): they can write %s, %s, and cannot signal or trace processes outside it. "+
+	return fmt.Sprintf(" Commands run in a sandbox (%s): they %s. "+
 		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied. "+
-		"To ask for one command to run outside the sandbox, pass `sandbox: \"off\"` with a `justification`: a person decides.", p, where, net)
+		"To ask for one command to run outside the sandbox, pass `sandbox: \"off\"` with a `justification`: a person decides.", p, p.Confines())
 }
 
 // unsandboxed returns the sandbox the call's request carries: the executor's (the zero value),
