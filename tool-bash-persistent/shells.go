@@ -303,17 +303,15 @@ func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*p
 	return sh, dir, nil
 }
 
-// sessionEnv returns the session facts a shell of agent sees, set explicitly over anything of
-// the same name (the scrub of ambient DSH_* variables stays): DSH_SHELL=persistent,
-// DSH_SESSION_ID (the agent's opaque session id, never its owner token) and DSH_HOME (the
-// directory the shell started in), then the sandbox's TMPDIR and cache directory.
+// sessionEnv returns the session facts a shell of agent sees (envpolicy.SessionFacts with
+// DSH_SHELL=persistent, the agent's session id and dir, where the shell started, as DSH_HOME),
+// then the sandbox's TMPDIR and cache directory.
 func (s *Shells) sessionEnv(agent *tools.Agent, dir string) []string {
-	env := []string{"DSH_SHELL=persistent", "DSH_HOME=" + dir}
-	if agent.Session != "" {
-		env = append(env, "DSH_SESSION_ID="+agent.Session)
-	}
-	for k, v := range s.confine.env() {
-		env = append(env, k+"="+v)
+	var env []string
+	for _, vars := range []map[string]string{envpolicy.SessionFacts("persistent", agent.Session, dir), s.confine.env()} {
+		for k, v := range vars {
+			env = append(env, k+"="+v)
+		}
 	}
 	return env
 }

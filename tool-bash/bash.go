@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/envpolicy"
 	"github.com/dsh-go/dsh/internal/termtext"
 	"github.com/dsh-go/dsh/tools"
 )
@@ -144,21 +145,13 @@ func millis(ms float64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// sessionEnv returns the session facts every command of agent sees, set explicitly (they win
-// over anything of the same name, and the scrub of ambient DSH_* variables stays):
-// DSH_SHELL=oneshot, DSH_SESSION_ID (the session's opaque id, never the owner token) and
-// DSH_HOME (the session's workspace) when the agent has them.
+// sessionEnv returns the session facts every command of agent sees (envpolicy.SessionFacts with
+// DSH_SHELL=oneshot, the agent's session id and its directory as DSH_HOME).
 func sessionEnv(agent *tools.Agent) map[string]string {
-	env := map[string]string{"DSH_SHELL": "oneshot"}
-	if agent != nil {
-		if agent.Session != "" {
-			env["DSH_SESSION_ID"] = agent.Session
-		}
-		if agent.Dir != "" {
-			env["DSH_HOME"] = agent.Dir
-		}
+	if agent == nil {
+		return envpolicy.SessionFacts("oneshot", "", "")
 	}
-	return env
+	return envpolicy.SessionFacts("oneshot", agent.Session, agent.Dir)
 }
 
 // resolveWorkdir applies the session's working directory: an absolute workdir wins, a relative

@@ -87,6 +87,21 @@ func SecretValue(value string) bool {
 	return false
 }
 
+// SessionFacts returns the variables that tell a command which session it serves, set by the
+// bash tools over anything of the same name (the scrub of ambient DSH_* variables stays):
+// DSH_SHELL (shell: "oneshot" or "persistent"), and DSH_SESSION_ID (the session's opaque id,
+// never its owner token) and DSH_HOME (the session's workspace) when they are not empty.
+func SessionFacts(shell, session, home string) map[string]string {
+	env := map[string]string{"DSH_SHELL": shell}
+	if session != "" {
+		env["DSH_SESSION_ID"] = session
+	}
+	if home != "" {
+		env["DSH_HOME"] = home
+	}
+	return env
+}
+
 // DefaultPrefixes returns the name prefixes that are always scrubbed: DSH_* belongs to the
 // harness, never to a child. The slice is the caller's.
 func DefaultPrefixes() []string { return []string{"DSH_"} }
