@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/launcher"
 )
 
 // reapInterval is how often the executor checks, in one session, whether the process groups of
@@ -133,15 +133,14 @@ func (e *Executor) runStop(h *stopHandle, targets []target, sweep, since string)
 	if err != nil {
 		return err
 	}
-	rest, ok := strings.CutPrefix(out, "gone")
-	if !ok {
+	unread, err := launcher.ParseStop(out)
+	if err != nil {
 		return fmt.Errorf("bashssh: stop process groups %v on %s: %s", pgids, e.host, out)
 	}
-	if list, ok := strings.CutPrefix(rest, " unreadable "); ok {
-		var procs []string
-		for _, f := range strings.Fields(list) {
-			pid, name, _ := strings.Cut(f, ":")
-			procs = append(procs, pid+" ("+name+")")
+	if len(unread) > 0 {
+		procs := make([]string, 0, len(unread))
+		for _, u := range unread {
+			procs = append(procs, u.PID+" ("+u.Name+")")
 		}
 		return fmt.Errorf("%d process(es) of user %s started since the first command were left running: their environment is unreadable (non-dumpable), so whether they are this executor's cannot be told: %s",
 			len(procs), e.cfg.User, strings.Join(procs, ", "))
@@ -204,13 +203,11 @@ func (e *Executor) runControl(c *conn, ch ssh.Channel, reqs <-chan *ssh.Request,
 	case code == nil:
 		return "", fmt.Errorf("bashssh: controller on %s ended without an exit status: %s", e.host, strings.TrimSpace(stderr.String()))
 	}
-	prefix := []byte(e.marker + " ")
-	i := bytes.Index(out, prefix)
-	if i < 0 {
+	report, ok := launcher.Report(out, e.marker)
+	if !ok {
 		return "", fmt.Errorf("bashssh: controller on %s failed (exit status %d): %s", e.host, *code, strings.TrimSpace(stderr.String()))
 	}
-	report, _, _ := bytes.Cut(out[i+len(prefix):], []byte("\n"))
-	return string(report), nil
+	return report, nil
 }
 
 // checkGroups asks, over the connection c already holds a slot on, which of pgids still have live
@@ -225,15 +222,9 @@ func (e *Executor) checkGroups(c *conn, targets []target) (map[int]bool, error) 
 	if err != nil {
 		return nil, err
 	}
-	rest, ok := strings.CutPrefix(out, "alive")
-	if !ok {
+	alive, err := launcher.ParseCheck(out)
+	if err != nil {
 		return nil, fmt.Errorf("bashssh: controller on %s reported %q", e.host, out)
-	}
-	alive := map[int]bool{}
-	for _, f := range strings.Fields(rest) {
-		if n, err := strconv.Atoi(f); err == nil {
-			alive[n] = true
-		}
 	}
 	return alive, nil
 }
