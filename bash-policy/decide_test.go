@@ -42,6 +42,7 @@ const (
 	byUnknown = "unknown" // the policy could not judge a part
 	byDefault = "default" // a simple command no rule matches
 	byWrite   = "write"   // a redirection writing outside the workspace
+	byNet     = "network" // a redirection opening /dev/tcp or /dev/udp
 )
 
 // TestDecide is the decision table: every shape the issue names, each with the verdict and what
@@ -255,6 +256,17 @@ var decideTable = []struct {
 	{"cd up then write", "cd .. && echo hi > f", ask, byWrite},
 	{"cd to a variable then write", `cd "$d" && echo hi > f`, ask, byUnknown},
 	{"read from outside", "cat < /etc/hosts", allow, ""},
+	{"read from /dev/tcp", "cat < /dev/tcp/h/80", ask, byNet},
+	{"/dev/tcp through descriptor duplication", "echo d 0</dev/tcp/h/p 1>&0", ask, byNet},
+	{"/dev/udp on another descriptor", "exec 3</dev/udp/h/53", ask, byNet},
+	{"/dev/tcp read-write on a named descriptor", "exec {fd}<>/dev/tcp/h/p", ask, byNet},
+	{"/dev/tcp quoted and concatenated", `cat < "/dev/"'tcp'/h/p`, ask, byNet},
+	{"/dev/tcp by >&", "echo d >&/dev/tcp/h/p", ask, byNet},
+	{"/dev/tcp appended", "echo d &>> /dev/tcp/h/p", ask, byNet},
+	{"input from a path the policy cannot read", "cat < $f", ask, byUnknown},
+	{"input from a variable under /dev", `cat < /dev/$proto/h/p`, ask, byUnknown},
+	{"input from a variable in the workspace", `cat < "./$f"`, allow, ""},
+	{"input from a process substitution", "cat < <(ls)", allow, ""},
 
 	// Comments and look-alikes.
 	{"comment", "ls # ; rm -rf /", allow, ""},
@@ -283,6 +295,8 @@ func decidedBy(d Decision) string {
 			return byDefault
 		case strings.HasPrefix(f.Why, "writes to"):
 			return byWrite
+		case strings.HasPrefix(f.Why, "opens a network connection"):
+			return byNet
 		}
 		return "?" + f.Why
 	}
