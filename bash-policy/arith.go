@@ -19,6 +19,10 @@ func (j *judge) evalText(f frame, text, subject string) {
 		j.unknown(f, subject, "holds quoted code (%s) that bash runs when it evaluates it as arithmetic or as a subscript", shorten(text))
 		return
 	}
+	if _, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text)); err != nil {
+		j.unknown(f, subject, "holds code (%s) that bash may run when it evaluates it as arithmetic or as a subscript, which the policy cannot parse", shorten(text))
+		return
+	}
 	j.laterCode(f, text, "run when bash evaluates `"+shorten(text)+"` as arithmetic or as a subscript")
 }
 
