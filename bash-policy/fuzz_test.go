@@ -112,8 +112,7 @@ func singleQuote(s string) string {
 // ((( )), $(( )), let, a subscript, a slice, [[ -v ]] and [[ ]]'s numeric comparisons) holds, in
 // its quoted text, a command substitution of rm: bash removes the quotes and expands it again.
 func arithRunsRM(file *syntax.File) (rm bool) {
-	var check func(n syntax.Node)
-	check = func(n syntax.Node) {
+	check := func(n syntax.Node) {
 		if n == nil {
 			return
 		}
