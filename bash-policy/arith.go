@@ -35,6 +35,10 @@ func (j *judge) arithWords(f frame, x syntax.Node, subject string) {
 	syntax.Walk(x, func(n syntax.Node) bool {
 		if w, ok := n.(*syntax.Word); ok {
 			j.quotedOperand(f, w, subject)
+			j.useWord(f, w, subject)
+		}
+		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil && p.Short && !p.Dollar.IsValid() {
+			j.uses = append(j.uses, varUse{p.Param.Value, subject, f}) // a[i]: the element's value
 		}
 		return true
 	})
@@ -158,4 +162,97 @@ func (j *judge) operands(f frame, name string, args []word, subject string) {
 			j.evalText(f, a.text, subject)
 		}
 	}
+}
+
+// alwaysTainted are the variables whose value comes from outside what the policy reads: the
+// positional parameters, the last argument of the previous command, a regular expression's
+// matches and the command being run.
+var alwaysTainted = map[string]bool{"_": true, "@": true, "*": true, "BASH_REMATCH": true, "BASH_COMMAND": true,
+	"BASH_EXECUTION_STRING": true, "BASH_ARGV": true, "READLINE_LINE": true, "COMP_LINE": true, "COMP_WORDS": true}
+
+// varUse is a variable whose value bash evaluates as arithmetic, met in frame f in subject.
+type varUse struct {
+	name, subject string
+	f             frame
+}
+
+// taint records that the variable name may hold a value the policy cannot read.
+func (j *judge) taint(name string) {
+	if i := strings.IndexByte(name, '['); i > 0 {
+		name = name[:i]
+	}
+	if j.tainted == nil {
+		j.tainted = map[string]bool{}
+	}
+	j.tainted[name] = true
+}
+
+// useWord records the variable that the arithmetic operand w names (x, $x, ${x}, a[i]).
+func (j *judge) useWord(f frame, w *syntax.Word, subject string) {
+	if w == nil || len(w.Parts) != 1 {
+		return
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		if isName(p.Value) && (p.Value[0] < '0' || p.Value[0] > '9') { // a bare number is no name
+			j.uses = append(j.uses, varUse{p.Value, subject, f})
+		}
+	case *syntax.ParamExp:
+		if p.Param != nil && !p.Length {
+			j.uses = append(j.uses, varUse{p.Param.Value, subject, f})
+		}
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 1 {
+			j.useWord(f, &syntax.Word{Parts: p.Parts}, subject)
+		}
+	}
+}
+
+// isName reports whether s is a variable name, or a positional parameter.
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return s != "" && strings.Trim(s, "0123456789") == "" && s != "0"
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUses makes unknown every arithmetic use of a variable that may hold a value the policy
+// cannot read (read from input, a command's output, a positional parameter): bash would run the
+// code such a value may hide in a subscript.
+func (j *judge) checkUses() {
+	seen := map[string]bool{}
+	for _, u := range j.uses {
+		positional := strings.Trim(u.name, "0123456789") == ""
+		if seen[u.name] || !(j.tainted[u.name] || alwaysTainted[u.name] || positional) {
+			continue
+		}
+		seen[u.name] = true
+		j.unknown(u.f, u.subject, "evaluates %s as arithmetic, and its value, which the policy cannot read, may hide code in a subscript", u.name)
+	}
+}
+
+// taintedValue reports whether the assigned value w may be one the policy cannot read: any
+// expansion but arithmetic and the shell's numeric parameters.
+func taintedValue(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit, *syntax.SglQuoted, *syntax.ArithmExp:
+		case *syntax.ParamExp:
+			if p.Param == nil || !strings.Contains("?#$!", p.Param.Value) || len(p.Param.Value) != 1 {
+				return true
+			}
+		case *syntax.DblQuoted:
+			if taintedValue(&syntax.Word{Parts: p.Parts}) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -142,6 +142,7 @@ func (p *Policy) Decide(command string, where Context) Decision {
 	}
 	j.script(frame{}, command)
 	j.checkWrites()
+	j.checkUses()
 	return j.decision()
 }
 
@@ -153,10 +154,12 @@ type judge struct {
 	findings []Finding
 	dropped  int
 	commands int
-	parsed   int      // bytes parsed so far, nested code included
-	writes   []write  // redirections that write, checked once every cd is known
-	cds      []string // directories cd and pushd may change to
-	lost     bool     // a directory change the policy cannot follow
+	parsed   int             // bytes parsed so far, nested code included
+	writes   []write         // redirections that write, checked once every cd is known
+	cds      []string        // directories cd and pushd may change to
+	lost     bool            // a directory change the policy cannot follow
+	tainted  map[string]bool // variables that may hold a value the policy cannot read
+	uses     []varUse        // variables evaluated as arithmetic
 }
 
 // frame is the code being walked: its source text src, what runs it (via, "" at the top, for
@@ -283,6 +286,7 @@ func (j *judge) walk(f frame, n syntax.Node) {
 				for _, x := range []syntax.TestExpr{n.X, n.Y} {
 					if w, ok := x.(*syntax.Word); ok {
 						j.quotedOperand(f, w, sourceOf(f.src, n))
+						j.useWord(f, w, sourceOf(f.src, n))
 					}
 				}
 			}

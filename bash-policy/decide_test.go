@@ -244,6 +244,12 @@ var decideTable = []struct {
 	{"printf %d of a subscript", `printf '%d' 'a[$(rm x)]'`, deny, "rm"},
 	{"shift of a subscript", `shift 'a[$(rm x)]'`, deny, "rm"},
 	{"exit of a subscript", `exit 'a[$(rm x)]'`, deny, "rm"},
+	{"read value used as arithmetic", `read x <<< 'a[$(rm x)]'; echo $((x))`, ask, byUnknown},
+	{"command output used as arithmetic", `n=$(cat f); (( n > 1 ))`, ask, byUnknown},
+	{"read value used in [[ -eq ]]", `read n; [[ $n -eq 1 ]]`, ask, byUnknown},
+	{"positional parameter as arithmetic", `f() { (( $1 )); }`, ask, byUnknown},
+	{"last argument as arithmetic", `echo x; (( _ ))`, ask, byUnknown},
+	{"arithmetic of a literal counter", `i=0; while (( i < 3 )); do i=$((i + 1)); done`, allow, ""},
 
 	// Variables that change what names mean.
 	{"PATH into the workspace", "PATH=./bin:$PATH ls", ask, byUnknown},

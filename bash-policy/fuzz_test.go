@@ -131,7 +131,7 @@ func arithRunsRM(file *syntax.File) (rm bool) {
 						}
 					}
 				}
-				if t := strings.Join(strings.Fields(b.String()), " "); strings.Contains(t, "$(rm") || strings.Contains(t, "$( rm") || strings.Contains(t, "`rm") {
+				if t := strings.ReplaceAll(strings.Join(strings.Fields(b.String()), " "), "$$", ""); strings.Contains(t, "$(rm") || strings.Contains(t, "$( rm") || strings.Contains(t, "`rm") {
 					rm = true
 				}
 			}
@@ -162,11 +162,26 @@ func arithRunsRM(file *syntax.File) (rm bool) {
 				check(n.Y)
 			}
 		case *syntax.UnaryTest:
-			if n.Op == syntax.TsVarSet {
-				check(n.X)
+			if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet && strings.Contains(sourceText(w), "[") {
+				check(n.X) // a name is evaluated only for its subscript
 			}
 		}
 		return true
 	})
 	return rm
+}
+
+// sourceText returns the literal text of the parts of w, quotes dropped.
+func sourceText(w *syntax.Word) string {
+	var b strings.Builder
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			b.WriteString(n.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(n.Value)
+		}
+		return true
+	})
+	return b.String()
 }

@@ -72,6 +72,9 @@ func (j *judge) assign(f frame, a *syntax.Assign) {
 	}
 	v := word{lit: true, single: true}
 	if a.Value != nil {
+		if taintedValue(a.Value) {
+			j.taint(name)
+		}
 		v = resolve(f.src, a.Value)
 		if text, ok := literalValue(a.Value); ok && !v.lit {
 			v.text, v.lit = text, true // an assignment does not glob: x=a[\$\(rm\ x\)] is literal
