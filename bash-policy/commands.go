@@ -60,10 +60,15 @@ func (j *judge) special(f frame, s *syntax.Stmt, name string, ws []word, subject
 		j.xargs(f, s, args, subject)
 	case "find":
 		j.find(f, s, args, subject)
-	case "read", "printf", "mapfile", "readarray", "getopts", "unset", "export", "declare", "typeset", "local", "readonly":
+	case "printf":
+		j.operands(f, name, args, subject)
+		j.setters(f, name, args, subject)
+	case "read", "mapfile", "readarray", "getopts", "unset", "export", "declare", "typeset", "local", "readonly":
 		j.setters(f, name, args, subject)
 	case "cd", "pushd":
 		j.chdir(f, name, args, subject)
+	case "test", "[", "wait", "let", "shift", "exit", "return", "break", "continue", "ulimit":
+		j.operands(f, name, args, subject)
 	default:
 		switch {
 		case otherShells[name]:

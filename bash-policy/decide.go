@@ -142,6 +142,7 @@ func (p *Policy) Decide(command string, where Context) Decision {
 	}
 	j.script(frame{}, command)
 	j.checkWrites()
+	j.checkUses()
 	return j.decision()
 }
 
@@ -153,10 +154,12 @@ type judge struct {
 	findings []Finding
 	dropped  int
 	commands int
-	parsed   int      // bytes parsed so far, nested code included
-	writes   []write  // redirections that write, checked once every cd is known
-	cds      []string // directories cd and pushd may change to
-	lost     bool     // a directory change the policy cannot follow
+	parsed   int             // bytes parsed so far, nested code included
+	writes   []write         // redirections that write, checked once every cd is known
+	cds      []string        // directories cd and pushd may change to
+	lost     bool            // a directory change the policy cannot follow
+	tainted  map[string]bool // variables that may hold a value the policy cannot read
+	uses     []varUse        // variables evaluated as arithmetic
 }
 
 // frame is the code being walked: its source text src, what runs it (via, "" at the top, for
@@ -242,13 +245,56 @@ func (j *judge) walk(f frame, n syntax.Node) {
 			j.decl(f, n)
 		case *syntax.LetClause:
 			j.let(f, n)
+			for _, e := range n.Exprs {
+				j.arithWords(f, e, sourceOf(f.src, n))
+			}
 		case *syntax.ForClause:
 			if it, ok := n.Loop.(*syntax.WordIter); ok && it.Name != nil {
 				j.setVar(f, word{text: it.Name.Value, lit: true, single: true}, sourceOf(f.src, n))
 			}
 		case *syntax.ParamExp:
+			if n.Index != nil {
+				j.arithWords(f, n.Index, sourceOf(f.src, n))
+			}
+			if n.Slice != nil {
+				j.arithWords(f, n.Slice.Offset, sourceOf(f.src, n))
+				j.arithWords(f, n.Slice.Length, sourceOf(f.src, n))
+			}
 			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) && n.Param != nil {
 				j.setVar(f, word{text: n.Param.Value, lit: true, single: true}, sourceOf(f.src, n))
+			}
+		case *syntax.ArithmCmd:
+			j.arithWords(f, n.X, sourceOf(f.src, n))
+		case *syntax.ArithmExp:
+			j.arithWords(f, n.X, sourceOf(f.src, n))
+		case *syntax.CStyleLoop:
+			for _, e := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+				if e != nil {
+					j.arithWords(f, e, sourceOf(f.src, n))
+				}
+			}
+		case *syntax.Assign:
+			if n.Index != nil {
+				j.arithWords(f, n.Index, sourceOf(f.src, n))
+			}
+		case *syntax.ArrayElem:
+			if n.Index != nil {
+				j.arithWords(f, n.Index, sourceOf(f.src, n))
+			}
+		case *syntax.BinaryTest:
+			if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr {
+				for _, x := range []syntax.TestExpr{n.X, n.Y} {
+					if w, ok := x.(*syntax.Word); ok {
+						j.quotedOperand(f, w, sourceOf(f.src, n))
+						j.useWord(f, w, sourceOf(f.src, n))
+					}
+				}
+			}
+		case *syntax.UnaryTest:
+			if w, ok := n.X.(*syntax.Word); ok && (n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar) {
+				if text, ok := literalValue(w); ok {
+					j.nameText(f, text, sourceOf(f.src, n))
+				}
 			}
 		case *syntax.BinaryArithm:
 			if arithAssign[n.Op] {

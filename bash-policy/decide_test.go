@@ -42,6 +42,7 @@ const (
 	byUnknown = "unknown" // the policy could not judge a part
 	byDefault = "default" // a simple command no rule matches
 	byWrite   = "write"   // a redirection writing outside the workspace
+	byNet     = "network" // a redirection opening /dev/tcp or /dev/udp
 )
 
 // TestDecide is the decision table: every shape the issue names, each with the verdict and what
@@ -220,6 +221,35 @@ var decideTable = []struct {
 	{"PROMPT_COMMAND", "PROMPT_COMMAND='rm -rf x'", deny, "rm"},
 	{"pager variable", "GIT_PAGER='curl x' git status", deny, "curl"},
 	{"arithmetic injection planted in a value", "x='a[$(rm -rf y)]'", deny, "rm"},
+	{"[[ -v ]] of a quoted subscript", `[[ -v 'a[$(rm x)]' ]]`, deny, "rm"},
+	{"[[ -eq ]] of a quoted operand", `[[ 1 -eq 'a[$(rm x)]' ]]`, deny, "rm"},
+	{"[[ -lt ]] of a quoted left operand", `[[ 'a[$(rm x)]' -lt 1 ]]`, deny, "rm"},
+	{"single-quoted subscript in an assignment", `a['$(rm x)']=1`, deny, "rm"},
+	{"single-quoted subscript in an expansion", `echo ${a['$(rm x)']}`, deny, "rm"},
+	{"escaped value used as arithmetic", `x=a[\$\(rm\ x\)]; ((x))`, deny, "rm"},
+	{"printf -v of a subscript", `printf -v 'a[$(rm x)]' v`, deny, "rm"},
+	{"test -v of a subscript", `test -v 'a[$(rm x)]'`, deny, "rm"},
+	{"[ -v ] of a subscript", `[ -v 'a[$(rm x)]' ]`, deny, "rm"},
+	{"[ -eq ] of a subscript", `[ 1 -eq 'a[$(rm x)]' ]`, deny, "rm"},
+	{"declare of a subscript", `declare 'a[$(rm x)]=1'`, deny, "rm"},
+	{"local of a subscript", `f() { local 'a[$(rm x)]=1'; }`, deny, "rm"},
+	{"export of a subscript", `export 'a[$(rm x)]=1'`, deny, "rm"},
+	{"let of a quoted expression", `let 'a[$(rm x)]'`, deny, "rm"},
+	{"unset of a subscript", `unset 'a[$(rm x)]'`, deny, "rm"},
+	{"read into a subscript", `read 'a[$(rm x)]'`, deny, "rm"},
+	{"wait -p into a subscript", `wait -n -p 'a[$(rm x)]'`, deny, "rm"},
+	{"(( )) of a quoted operand", `(( 'a[$(rm x)]' ))`, deny, "rm"},
+	{"$(( )) of a double-quoted operand", `echo $(( "a[$(rm x)]" ))`, deny, "rm"},
+	{"slice of a quoted operand", `echo ${y:'a[$(rm x)]'}`, deny, "rm"},
+	{"printf %d of a subscript", `printf '%d' 'a[$(rm x)]'`, deny, "rm"},
+	{"shift of a subscript", `shift 'a[$(rm x)]'`, deny, "rm"},
+	{"exit of a subscript", `exit 'a[$(rm x)]'`, deny, "rm"},
+	{"read value used as arithmetic", `read x <<< 'a[$(rm x)]'; echo $((x))`, ask, byUnknown},
+	{"command output used as arithmetic", `n=$(cat f); (( n > 1 ))`, ask, byUnknown},
+	{"read value used in [[ -eq ]]", `read n; [[ $n -eq 1 ]]`, ask, byUnknown},
+	{"positional parameter as arithmetic", `f() { (( $1 )); }`, ask, byUnknown},
+	{"last argument as arithmetic", `echo x; (( _ ))`, ask, byUnknown},
+	{"arithmetic of a literal counter", `i=0; while (( i < 3 )); do i=$((i + 1)); done`, allow, ""},
 
 	// Variables that change what names mean.
 	{"PATH into the workspace", "PATH=./bin:$PATH ls", ask, byUnknown},
@@ -255,6 +285,17 @@ var decideTable = []struct {
 	{"cd up then write", "cd .. && echo hi > f", ask, byWrite},
 	{"cd to a variable then write", `cd "$d" && echo hi > f`, ask, byUnknown},
 	{"read from outside", "cat < /etc/hosts", allow, ""},
+	{"read from /dev/tcp", "cat < /dev/tcp/h/80", ask, byNet},
+	{"/dev/tcp through descriptor duplication", "echo d 0</dev/tcp/h/p 1>&0", ask, byNet},
+	{"/dev/udp on another descriptor", "exec 3</dev/udp/h/53", ask, byNet},
+	{"/dev/tcp read-write on a named descriptor", "exec {fd}<>/dev/tcp/h/p", ask, byNet},
+	{"/dev/tcp quoted and concatenated", `cat < "/dev/"'tcp'/h/p`, ask, byNet},
+	{"/dev/tcp by >&", "echo d >&/dev/tcp/h/p", ask, byNet},
+	{"/dev/tcp appended", "echo d &>> /dev/tcp/h/p", ask, byNet},
+	{"input from a path the policy cannot read", "cat < $f", ask, byUnknown},
+	{"input from a variable under /dev", `cat < /dev/$proto/h/p`, ask, byUnknown},
+	{"input from a variable in the workspace", `cat < "./$f"`, allow, ""},
+	{"input from a process substitution", "cat < <(ls)", allow, ""},
 
 	// Comments and look-alikes.
 	{"comment", "ls # ; rm -rf /", allow, ""},
@@ -283,6 +324,8 @@ func decidedBy(d Decision) string {
 			return byDefault
 		case strings.HasPrefix(f.Why, "writes to"):
 			return byWrite
+		case strings.HasPrefix(f.Why, "opens a network connection"):
+			return byNet
 		}
 		return "?" + f.Why
 	}

@@ -31,6 +31,7 @@ func FuzzDecide(f *testing.F) {
 		"", "\n", "#", "'", `"`, "$(", "<<EOF", "a=b", "(( x = 1 ))", "[[ x ]]", "f() { :; }", "{", "}",
 		"echo ${x:-$(rm y)}", "echo ${x/$(rm y)/z}", "${!x}", "case x in $(rm y)) ;; esac", "for x in $(rm y); do :; done",
 		"cat <<-EOF\n\trm\n\tEOF", "echo \\\nrm x", "r\\\nm x", "ls; exit; rm x", "a=$(b=$(rm x))",
+		"(( ' a[$( rm x)]' ))", "let \"b[$(rm y)]\"", "[[ -v 'a[`rm x`]' ]]", "echo ${a[\"$(rm x)\"]}", "a['$(rm x)']+=1",
 	} {
 		f.Add(s)
 	}
@@ -80,6 +81,9 @@ func oracle(cmd string) (parsed, runsRM bool) {
 		}
 		return true
 	})
+	if !runsRM {
+		runsRM = arithRunsRM(file)
+	}
 	return true, runsRM
 }
 
@@ -102,4 +106,82 @@ func firstFieldIsRM(w *syntax.Word) (rm bool) {
 // singleQuote returns s as one single-quoted bash word.
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// arithRunsRM reports whether a word that bash evaluates as arithmetic or as a subscripted name
+// ((( )), $(( )), let, a subscript, a slice, [[ -v ]] and [[ ]]'s numeric comparisons) holds, in
+// its quoted text, a command substitution of rm: bash removes the quotes and expands it again.
+func arithRunsRM(file *syntax.File) (rm bool) {
+	check := func(n syntax.Node) {
+		if n == nil {
+			return
+		}
+		syntax.Walk(n, func(n syntax.Node) bool {
+			if w, ok := n.(*syntax.Word); ok {
+				var b strings.Builder
+				for _, p := range w.Parts {
+					switch p := p.(type) {
+					case *syntax.SglQuoted:
+						b.WriteString(p.Value)
+					case *syntax.DblQuoted:
+						for _, in := range p.Parts {
+							if l, ok := in.(*syntax.Lit); ok {
+								b.WriteString(l.Value)
+							}
+						}
+					}
+				}
+				if t := strings.ReplaceAll(strings.Join(strings.Fields(b.String()), " "), "$$", ""); strings.Contains(t, "$(rm") || strings.Contains(t, "$( rm") || strings.Contains(t, "`rm") {
+					rm = true
+				}
+			}
+			return true
+		})
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ArithmCmd:
+			check(n.X)
+		case *syntax.ArithmExp:
+			check(n.X)
+		case *syntax.ParamExp:
+			if n.Index != nil {
+				check(n.Index)
+			}
+		case *syntax.Assign:
+			if n.Index != nil {
+				check(n.Index)
+			}
+		case *syntax.LetClause:
+			for _, e := range n.Exprs {
+				check(e)
+			}
+		case *syntax.BinaryTest:
+			if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr {
+				check(n.X)
+				check(n.Y)
+			}
+		case *syntax.UnaryTest:
+			if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet && strings.Contains(sourceText(w), "[") {
+				check(n.X) // a name is evaluated only for its subscript
+			}
+		}
+		return true
+	})
+	return rm
+}
+
+// sourceText returns the literal text of the parts of w, quotes dropped.
+func sourceText(w *syntax.Word) string {
+	var b strings.Builder
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			b.WriteString(n.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(n.Value)
+		}
+		return true
+	})
+	return b.String()
 }

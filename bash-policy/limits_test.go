@@ -71,6 +71,14 @@ func TestQuotingMatchesBash(t *testing.T) {
 		{`echo "rm -rf /"`, false}, {`printf '%s' rm`, false}, {`: rm x`, false}, {`echo rm # ; rm x`, false},
 		{"cat <<'EOF'\nrm x\nEOF", false}, {`x=rm`, false},
 		{`eval -- 'rm x'`, true}, {`$'\u0072m' x`, true},
+		// Arithmetic and subscripted names: bash evaluates the subscript again and runs rm.
+		{`[[ -v 'a[$(rm x)]' ]]`, true}, {`[[ 1 -eq 'a[$(rm x)]' ]]`, true}, {`[[ 'a[$(rm x)]' -lt 1 ]]`, true},
+		{`a['$(rm x)']=1`, true}, {`echo ${a['$(rm x)']}`, true}, {`x=a[\$\(rm\ x\)]; ((x))`, true},
+		{`printf -v 'a[$(rm x)]' v`, true}, {`test -v 'a[$(rm x)]'`, true}, {`[ -v 'a[$(rm x)]' ]`, true},
+		{`declare 'a[$(rm x)]=1'`, true}, {`typeset 'a[$(rm x)]=1'`, true}, {`let 'a[$(rm x)]'`, true},
+		{`f() { local 'a[$(rm x)]=1'; }; f`, true}, {`(( 'a[$(rm x)]' ))`, true}, {`echo $(( "a[$(rm x)]" ))`, true},
+		{`a=(1); unset 'a[$(rm x)]'`, true}, {`y=abc; echo ${y:'a[$(rm x)]'}`, true},
+		{`sleep 0 & wait -n -p 'a[$(rm x)]'`, true},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()

@@ -72,7 +72,13 @@ func (j *judge) assign(f frame, a *syntax.Assign) {
 	}
 	v := word{lit: true, single: true}
 	if a.Value != nil {
+		if taintedValue(a.Value) {
+			j.taint(name)
+		}
 		v = resolve(f.src, a.Value)
+		if text, ok := literalValue(a.Value); ok && !v.lit {
+			v.text, v.lit = text, true // an assignment does not glob: x=a[\$\(rm\ x\)] is literal
+		}
 	}
 	j.assignValue(f, name, v, subject, a.Append)
 }
@@ -130,6 +136,7 @@ func (j *judge) setVar(f frame, n word, subject string) {
 		j.unknown(f, subject, "sets a variable the policy cannot name (%s)", n.src)
 		return
 	}
+	j.nameText(f, n.text, subject)
 	k := kindOf(n.text)
 	if k == plainVar {
 		return
@@ -190,6 +197,7 @@ func (j *judge) declOption(f frame, variant string, w word, subject string) {
 			j.unknown(f, subject, "makes a name reference (%s), through which a later assignment may set any variable", w.text)
 		}
 	default:
+		j.nameText(f, strings.SplitN(w.text, "=", 2)[0], subject)
 		if name, value, ok := strings.Cut(w.text, "="); ok {
 			j.assignValue(f, name, word{text: value, src: w.src, lit: true, single: true}, subject, false)
 		}

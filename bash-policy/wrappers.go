@@ -216,7 +216,18 @@ func (j *judge) setters(f frame, name string, args []word, subject string) {
 		j.declWords(f, name, args, subject)
 		return
 	}
+	switch {
+	case name == "read" && len(names) == 0:
+		j.taint("REPLY")
+	case (name == "mapfile" || name == "readarray") && len(names) == 0:
+		j.taint("MAPFILE")
+	case name == "getopts":
+		j.taint("OPTARG")
+	}
 	for _, n := range names {
 		j.setVar(f, n, subject)
+		if n.lit && name != "unset" {
+			j.taint(n.text)
+		}
 	}
 }

@@ -30,6 +30,11 @@ var harmlessTargets = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/
 // redirect records the redirection r of frame f when it writes to a file; a target the policy
 // cannot read is unknown.
 func (j *judge) redirect(f frame, r *syntax.Redirect) {
+	if r.Op == syntax.RdrIn || r.Op == syntax.DplOut || writeOps[r.Op] {
+		if j.network(f, r) {
+			return
+		}
+	}
 	if r.Op == syntax.DplOut { // >&N duplicates a descriptor; >&word writes to a file
 		if w := resolve(f.src, r.Word); w.lit && (w.text == "-" || strings.Trim(strings.TrimSuffix(w.text, "-"), "0123456789") == "") {
 			return
@@ -227,4 +232,70 @@ func realPathFrom(dir, rel string) string {
 		rest = append(strings.Split(target, "/"), rest...)
 	}
 	return cur
+}
+
+// network judges the redirection r, which opens its target, when the target may be one of
+// bash's network paths (/dev/tcp/HOST/PORT, /dev/udp/HOST/PORT), which connect whatever the
+// direction (< as much as >, and any descriptor duplicated from it afterwards): a literal one is
+// asked, one the policy cannot read is unknown unless its literal start rules them out. It
+// reports whether it recorded a finding.
+func (j *judge) network(f frame, r *syntax.Redirect) bool {
+	subject := sourceOf(f.src, r)
+	w := resolve(f.src, r.Word)
+	if w.lit {
+		if isNetPath(w.text) {
+			j.add(f, tools.VerdictAsk, subject, "", fmt.Sprintf("opens a network connection (%s)", w.text), false)
+			return true
+		}
+		return false
+	}
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return false // a /dev/fd path
+		}
+	}
+	prefix := literalPrefix(r.Word)
+	for _, np := range []string{"/dev/tcp/", "/dev/udp/"} {
+		if strings.HasPrefix(np, prefix) || strings.HasPrefix(prefix, np) {
+			j.unknown(f, subject, "opens a path the policy cannot read (%s), which may be a network connection (/dev/tcp, /dev/udp)", w.src)
+			return true
+		}
+	}
+	return false
+}
+
+// isNetPath reports whether bash opens p as a network connection.
+func isNetPath(p string) bool {
+	return strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/")
+}
+
+// literalPrefix returns the text of the literal parts at the start of w, up to its first
+// expansion.
+func literalPrefix(w *syntax.Word) string {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "\\*?[~") {
+				return b.String()
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return b.String()
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, in := range p.Parts {
+				l, ok := in.(*syntax.Lit)
+				if !ok || strings.ContainsRune(l.Value, '\\') {
+					return b.String()
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
 }
