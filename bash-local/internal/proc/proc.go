@@ -162,8 +162,7 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 	if gateW != nil {
 		openGate(gateW, o.Env)
 	}
-	p = watch(cmd, release, o, wg, outR, errR, stdin)
-	p.input = input
+	p = watch(cmd, release, o, wg, outR, errR, stdin, input)
 	if input != nil && len(feed) > 0 {
 		p.feed(feed, wg)
 	}
@@ -173,8 +172,8 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 // watch returns the Process of cmd, just started: its stopper, and the goroutines (counted in
 // wg) that feed stdin, collect stdout (outR) and stderr (errR), then wait for the leader and
 // settle. release ends cmd's ownership once it is reaped.
-func watch(cmd *exec.Cmd, release func(), o Options, wg *sync.WaitGroup, outR, errR, stdin *os.File) *Process {
-	p := &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{})}
+func watch(cmd *exec.Cmd, release func(), o Options, wg *sync.WaitGroup, outR, errR, stdin *os.File, input *Input) *Process {
+	p := &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{}), input: input}
 	pid := cmd.Process.Pid
 	p.stop = proctree.NewStopper(
 		proctree.Tree{Leader: pid, Group: pid, Tag: envpolicy.TagVar + "=" + o.Tag},
