@@ -22,13 +22,15 @@ func (e *Executor) Write(ctx context.Context, id bash.TaskID, p []byte) (int, er
 // types Ctrl-D on its terminal.
 func (e *Executor) CloseInput(id bash.TaskID) error { return e.tasks.CloseInput(id) }
 
-// Signal implements bash.Interactive.Signal: it sends sig to the process group of task id.
+// Signal implements bash.Interactive.Signal: it sends sig to the process group of task id and
+// reports whether the task was still there to receive it.
 func (e *Executor) Signal(id bash.TaskID, sig bash.Signal) (bool, error) {
 	return e.tasks.Signal(id, sig)
 }
 
 // Wait implements bash.Interactive.Wait: it blocks until task id writes output the latest read
-// did not cover (with want.Output) or ends, until deadline, or until ctx is done.
+// did not cover (with want.Output) or ends, until deadline, or until ctx is done, and returns the
+// event that woke it.
 func (e *Executor) Wait(ctx context.Context, id bash.TaskID, want bash.WaitFor, deadline time.Time) (bash.TaskEvent, error) {
 	return e.tasks.Wait(ctx, id, want, deadline)
 }
