@@ -26,10 +26,11 @@ func TestConformance(t *testing.T) {
 		})
 		return h.ex
 	}, bashtest.Options{
-		Workdir:  wd,
-		Limits:   bash.Limits{Grace: testGrace},
-		Escapees: runtime.GOOS == "linux",
-		Progress: true,
+		Workdir:     wd,
+		Limits:      bash.Limits{Grace: testGrace},
+		Escapees:    runtime.GOOS == "linux",
+		Progress:    true,
+		Interactive: true,
 	})
 }
 

@@ -64,6 +64,7 @@ type Executor struct {
 var (
 	_ bash.Executor      = (*Executor)(nil)
 	_ bash.UnreadCounter = (*Executor)(nil)
+	_ bash.Interactive   = (*Executor)(nil)
 )
 
 // New returns an executor for cfg, or an error naming the first invalid field of cfg. It looks up
@@ -139,15 +140,17 @@ func (e *Executor) spawn(spec bash.Request, conf *confinement, streams backend.S
 		return nil, bash.ErrClosed
 	}
 	opts := proc.Options{
-		Path:   e.bashPath,
-		Args:   []string{"bash", "-c", spec.Command},
-		Dir:    spec.Workdir,
-		Env:    e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
-		Stdin:  spec.Stdin,
-		Stdout: streams.Stdout,
-		Stderr: streams.Stderr,
-		Grace:  e.cfg.Grace,
-		Tag:    tag,
+		Path:      e.bashPath,
+		Args:      []string{"bash", "-c", spec.Command},
+		Dir:       spec.Workdir,
+		Env:       e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
+		Stdin:     spec.Stdin,
+		OpenStdin: spec.OpenStdin,
+		TTY:       ttySize(spec.TTY),
+		Stdout:    streams.Stdout,
+		Stderr:    streams.Stderr,
+		Grace:     e.cfg.Grace,
+		Tag:       tag,
 	}
 	if conf != nil {
 		opts.Confine = conf.prepared.Start
@@ -186,6 +189,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 	if ctx.Err() != nil {
 		return bash.RunResult{}, fmt.Errorf("%w: %v", bash.ErrAbortedBeforeSpawn, context.Cause(ctx))
 	}
+	spec.TTY, spec.OpenStdin = nil, false // background tasks only
 	conf, err := e.confine(spec)
 	if err != nil {
 		return bash.RunResult{}, err
@@ -254,8 +258,10 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 		return t.Task, nil
 	}
 	t.SetStop(p.Terminate)
+	attachIO(t, p)
 	e.wg.Go(func() {
 		<-p.Settled()
+		t.CloseInputOnEnd()
 		e.retire(p)
 		exit := p.Exit()
 		if note := conf.note(failed(exit) && t.Task.Status() != bash.TaskKilled, streams.Stderr.Output().Text()); note != "" {

@@ -4,7 +4,10 @@ go 1.26.0
 
 require github.com/dsh-go/dsh/bash v0.1.0
 
-require golang.org/x/sys v0.50.0
+require (
+	github.com/creack/pty v1.1.24
+	golang.org/x/sys v0.50.0
+)
 
 require (
 	github.com/dsh-go/dsh/internal v0.1.0

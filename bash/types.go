@@ -49,6 +49,15 @@ type Request struct {
 	// whole; the zero value takes the executor's. Like Env it is for trusted callers: a
 	// model-facing tool sets it only once a person approved it.
 	Sandbox Sandbox
+	// TTY, when non-nil, runs a background task on a pseudo-terminal of that size: the terminal
+	// is its stdin, stdout and stderr (so its output is all stdout, as a person sees it) and its
+	// input stays open for [Interactive.Write]. OpenStdin makes a background task's stdin a pipe
+	// that stays open (after Stdin, if set, was written) until [Interactive.CloseInput]. Run
+	// ignores both. An executor that is not [Interactive] does not read them: check with
+	// [InteractiveOf] first. An Interactive executor that cannot give them makes Start fail with
+	// an error matching [ErrUnsupported].
+	TTY       *TTY
+	OpenStdin bool
 	// Progress, when non-nil, is called during a foreground Run with the output so far: at most
 	// every [ProgressInterval], only when the command wrote more since the last report, from a
 	// goroutine of the executor's, and never once Run has returned. It must not block for long:

@@ -15,7 +15,9 @@ const OutputDescription = "Read new output from a background bash task started w
 	"Tasks keep running while you do other work; poll again later for more output."
 
 // KillDescription is what the model reads about the bash_kill tool.
-const KillDescription = "Kill a running background bash task (SIGTERM, then SIGKILL) by task id."
+const KillDescription = "Kill a running background bash task (SIGTERM, then SIGKILL) by task id. " +
+	"With `signal` (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 or SIGKILL) send just that signal to the task's process group, " +
+	"e.g. SIGINT to stop a dev server gracefully; the task is then not marked killed unless it ends."
 
 // TaskArgs are the arguments of bash_output and bash_kill.
 type TaskArgs struct {
@@ -37,12 +39,12 @@ func (s *Set) newOutputTool() (*tools.Tool, error) {
 }
 
 func (s *Set) newKillTool() (*tools.Tool, error) {
-	return tools.New("bash_kill", KillDescription, guard(s, s.killTask),
-		tools.WithOutput[TaskArgs, TaskFacts](),
-		tools.WithTitle[TaskArgs]("Kill a background bash task"),
+	return tools.New("bash_kill", KillDescription, guard(s, s.killOrSignal),
+		tools.WithOutput[KillArgs, TaskFacts](),
+		tools.WithTitle[KillArgs]("Kill a background bash task"),
 		// Killing a task that has ended changes nothing.
-		tools.WithAnnotations[TaskArgs](tools.Annotations{DestructiveHint: true, IdempotentHint: true}),
-		tools.WithCallView(func(a TaskArgs) (tools.CallView, bool) {
+		tools.WithAnnotations[KillArgs](tools.Annotations{DestructiveHint: true, IdempotentHint: true}),
+		tools.WithCallView(func(a KillArgs) (tools.CallView, bool) {
 			if a.TaskID == "" {
 				return tools.CallView{}, false
 			}

@@ -71,6 +71,7 @@ type Collector struct {
 	spillDone    bool // no more spill attempts (abandoned or disabled)
 	spillPartial bool
 	sealed       bool
+	grow         chan struct{} // closed and cleared by the next Write; see Grown
 }
 
 // NewCollector returns a Collector for cfg. It returns an error naming the field when cfg is invalid.
@@ -105,6 +106,10 @@ func (c *Collector) Write(p []byte) (int, error) {
 	}
 	c.appendTail(p)
 	c.total += int64(n)
+	if c.grow != nil {
+		close(c.grow)
+		c.grow = nil
+	}
 	return n, nil
 }
 
@@ -249,6 +254,9 @@ type Chunk struct {
 	Omitted int64
 	// Spill is the stream's spill file, when it has one.
 	Spill bash.Spill
+	// Total is the number of bytes written to the stream when the read was taken, held-back
+	// and dropped bytes included: the n of a later Grown(n) that waits for what this read missed.
+	Total int64
 }
 
 // ReadFrom returns what the stream holds from byte offset off on, without consuming anything:
@@ -286,7 +294,7 @@ func (c *Collector) ReadFrom(off int64) Chunk {
 	if idx := off - start; idx < int64(len(tail)) {
 		buf = append(buf, tail[idx:]...)
 	}
-	r.Next = c.total
+	r.Next, r.Total = c.total, c.total
 	if !c.sealed {
 		hold := incompleteSuffix(buf)
 		buf = buf[:len(buf)-hold]

@@ -32,7 +32,7 @@ func Resolve(req bash.Request, lim bash.Limits, workdir string) (bash.Request, e
 }
 
 // CheckRequest returns an error naming the field when req.Command is blank, req.Timeout is
-// negative, req.StdoutMaxBytes is negative or req.Sandbox fails bash.Sandbox.Validate, and nil
+// negative, req.StdoutMaxBytes is negative, req.Sandbox fails bash.Sandbox.Validate or req.TTY fails bash.TTY.Validate, and nil
 // otherwise.
 func CheckRequest(req bash.Request) error {
 	if err := req.Sandbox.Validate(); err != nil {
@@ -45,6 +45,11 @@ func CheckRequest(req bash.Request) error {
 		return errors.New("backend: Request.Timeout must not be negative")
 	case req.StdoutMaxBytes < 0:
 		return errors.New("backend: Request.StdoutMaxBytes must not be negative")
+	}
+	if req.TTY != nil {
+		if err := req.TTY.Validate(); err != nil {
+			return fmt.Errorf("backend: Request: %w", err)
+		}
 	}
 	return nil
 }

@@ -34,8 +34,12 @@ type TaskEntry struct {
 	mu      sync.Mutex // serialises reads: guards the cursors, the note and the stop function
 	outNext int64
 	errNext int64
+	outSeen int64 // stream totals when the latest read was taken; see TaskTable.Wait
+	errSeen int64
 	note    string
 	stop    func()
+
+	io ioState // the task's input and signal path; see interactive.go
 }
 
 // Add registers a new task running command, owned by owner (empty when it has none) and writing to
@@ -119,6 +123,7 @@ func (e *TaskEntry) read() bash.TaskRead {
 	out := e.Stdout.ReadFrom(e.outNext)
 	errs := e.Stderr.ReadFrom(e.errNext)
 	e.outNext, e.errNext = out.Next, errs.Next
+	e.outSeen, e.errSeen = out.Total, errs.Total
 	errText := errs.Text
 	if e.note != "" && done(e.Task) {
 		if errText != "" && !strings.HasSuffix(errText, "\n") {

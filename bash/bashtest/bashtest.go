@@ -43,6 +43,9 @@ type Options struct {
 	// backend.WatchProgress): the kit then requires a report while a command waits. Without it
 	// the kit only checks the reports the backend makes, if any.
 	Progress bool
+	// Interactive requires bash.Interactive: without it the interactive cases report the executor
+	// as lacking it. When false they are skipped for an executor without it (and run when it has it).
+	Interactive bool
 	// Slack is the time allowed on top of what the contract implies before a call, a task or Close
 	// counts as hung (5 s when zero). It also bounds calls that must return at once, such as Start.
 	Slack time.Duration
@@ -111,6 +114,13 @@ func TestExecutor(ctx context.Context, newExecutor func() (bash.Executor, error)
 				results[i] = []error{fmt.Errorf("%s: newExecutor: %w", tc.name, err)}
 				return
 			}
+			if lacks := tc.interactive && !isInteractive(ex); lacks {
+				if opts.Interactive {
+					results[i] = []error{fmt.Errorf("%s: the executor (%T) lacks bash.Interactive", tc.name, ex)}
+				}
+				_ = ex.Close(ctx)
+				return
+			}
 			results[i] = runCase(ctx, tc, ex, newExecutor, opts)
 		})
 	}
@@ -140,10 +150,22 @@ func Run(t *testing.T, newExecutor func(t *testing.T) bash.Executor, opts Option
 			}
 			t.Parallel()
 			ex := newExecutor(t)
+			if tc.interactive && !isInteractive(ex) {
+				_ = ex.Close(t.Context())
+				if opts.Interactive {
+					t.Fatalf("the executor (%T) lacks bash.Interactive", ex)
+				}
+				t.Skipf("the executor (%T) lacks bash.Interactive", ex)
+			}
 			probe := func() (bash.Executor, error) { return newExecutor(t), nil }
 			for _, err := range runCase(t.Context(), tc, ex, probe, opts) {
 				t.Error(err)
 			}
 		})
 	}
+}
+
+func isInteractive(ex bash.Executor) bool {
+	_, ok := ex.(bash.Interactive)
+	return ok
 }

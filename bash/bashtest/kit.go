@@ -18,7 +18,9 @@ type testCase struct {
 	name string
 	// escapees marks a case that runs only with Options.Escapees.
 	escapees bool
-	check    func(c *kc)
+	// interactive marks a case that needs bash.Interactive.
+	interactive bool
+	check       func(c *kc)
 }
 
 // skip returns why tc cannot run with opts, or "".

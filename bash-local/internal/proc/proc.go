@@ -5,6 +5,7 @@
 package proc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,11 +25,17 @@ import (
 
 // Options describe one process to start.
 type Options struct {
-	Path   string   // the bash binary
-	Args   []string // argv, including argv[0]
-	Dir    string
-	Env    []string // the full environment; Start appends the tag
-	Stdin  []byte   // nil: /dev/null; otherwise written to a socket, then closed
+	Path  string   // the bash binary
+	Args  []string // argv, including argv[0]
+	Dir   string
+	Env   []string // the full environment; Start appends the tag
+	Stdin []byte   // nil: /dev/null; otherwise written to a socket, then closed
+	// OpenStdin makes stdin a pipe that stays open (after Stdin) for Process.Input.
+	OpenStdin bool
+	// TTY, when set, is the {rows, cols} of a pseudo-terminal that is the process's stdin,
+	// stdout and stderr (all output goes to Stdout; Stderr gets nothing) and its controlling
+	// terminal; Stdin, if set, is typed into it first.
+	TTY    *[2]uint16
 	Stdout io.Writer
 	Stderr io.Writer
 	Grace  time.Duration // soft-signal→KILL grace and post-exit drain bound
@@ -53,6 +60,7 @@ type Process struct {
 	settled chan struct{}
 	exit    Exit
 	stop    *proctree.Stopper
+	input   *Input // nil without OpenStdin or TTY
 }
 
 // Start starts the process described by o. Goroutines it starts (reading, writing stdin, waiting,
@@ -69,27 +77,54 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 			closeAll(parentEnds)
 		}
 	}()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	parentEnds, childEnds = append(parentEnds, outR), append(childEnds, outW)
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("stderr pipe: %w", err)
-	}
-	parentEnds, childEnds = append(parentEnds, errR), append(childEnds, errW)
 	cmd := &exec.Cmd{
 		Path:        o.Path,
 		Args:        o.Args,
 		Dir:         o.Dir,
 		Env:         append(o.Env[:len(o.Env):len(o.Env)], envpolicy.TagVar+"="+o.Tag),
-		Stdout:      outW,
-		Stderr:      errW,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
+	var outR, errR *os.File
+	var input *Input
+	var feed []byte // written to input first, as if typed or piped before anything else
+	if o.TTY != nil {
+		master, tty, err := openPTY(o.TTY[0], o.TTY[1])
+		if err != nil {
+			return nil, err
+		}
+		parentEnds, childEnds = append(parentEnds, master), append(childEnds, tty)
+		// The terminal becomes the controlling terminal of the new session (Ctty is the child's
+		// descriptor 0), so the program can open /dev/tty and Ctrl-C reaches its foreground group.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+		outR, input, feed = master, newInput(master, true), o.Stdin
+	} else {
+		var outW, errW *os.File
+		var err error
+		if outR, outW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("stdout pipe: %w", err)
+		}
+		parentEnds, childEnds = append(parentEnds, outR), append(childEnds, outW)
+		if errR, errW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("stderr pipe: %w", err)
+		}
+		parentEnds, childEnds = append(parentEnds, errR), append(childEnds, errW)
+		cmd.Stdout, cmd.Stderr = outW, errW
+	}
 	var stdin *os.File
-	if o.Stdin != nil {
+	switch {
+	case o.TTY != nil:
+	case o.OpenStdin:
+		// A pipe, not the socket below: the program sees a FIFO (as from a shell pipeline), and
+		// the parent's end is pollable, so a write deadline interrupts a blocked Write.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("stdin pipe: %w", err)
+		}
+		cmd.Stdin = r
+		parentEnds, childEnds = append(parentEnds, w), append(childEnds, r)
+		input, feed = newInput(w, false), o.Stdin
+	case o.Stdin != nil:
 		fds, err := socketpair()
 		if err != nil {
 			return nil, fmt.Errorf("stdin socket: %w", err)
@@ -127,14 +162,18 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 	if gateW != nil {
 		openGate(gateW, o.Env)
 	}
-	return watch(cmd, release, o, wg, outR, errR, stdin), nil
+	p = watch(cmd, release, o, wg, outR, errR, stdin, input)
+	if input != nil && len(feed) > 0 {
+		p.feed(feed, wg)
+	}
+	return p, nil
 }
 
 // watch returns the Process of cmd, just started: its stopper, and the goroutines (counted in
 // wg) that feed stdin, collect stdout (outR) and stderr (errR), then wait for the leader and
 // settle. release ends cmd's ownership once it is reaped.
-func watch(cmd *exec.Cmd, release func(), o Options, wg *sync.WaitGroup, outR, errR, stdin *os.File) *Process {
-	p := &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{})}
+func watch(cmd *exec.Cmd, release func(), o Options, wg *sync.WaitGroup, outR, errR, stdin *os.File, input *Input) *Process {
+	p := &Process{cmd: cmd, release: release, exited: make(chan struct{}), settled: make(chan struct{}), input: input}
 	pid := cmd.Process.Pid
 	p.stop = proctree.NewStopper(
 		proctree.Tree{Leader: pid, Group: pid, Tag: envpolicy.TagVar + "=" + o.Tag},
@@ -154,6 +193,17 @@ func watch(cmd *exec.Cmd, release func(), o Options, wg *sync.WaitGroup, outR, e
 		close(p.settled)
 	})
 	return p
+}
+
+// feed writes b to the process's input on a goroutine counted in wg, before any other write: it
+// holds the input's lock from now on. A program that never reads does not keep it: the input's
+// descriptor is closed when the process settles, which ends the write.
+func (p *Process) feed(b []byte, wg *sync.WaitGroup) {
+	p.input.lock <- struct{}{} // free: the process was started an instant ago
+	wg.Go(func() {
+		defer func() { <-p.input.lock }()
+		_, _ = p.input.write(context.Background(), b)
+	})
 }
 
 // gateFD is the descriptor bash reads its gate from: the first of cmd.ExtraFiles.
@@ -206,7 +256,9 @@ func closeAll(files []*os.File) {
 func collect(outR, errR *os.File, stdout, stderr io.Writer, wg *sync.WaitGroup) <-chan struct{} {
 	var readers sync.WaitGroup
 	readers.Go(func() { copyUntilError(stdout, outR) })
-	readers.Go(func() { copyUntilError(stderr, errR) })
+	if errR != nil { // nil on a terminal, which carries both streams on outR
+		readers.Go(func() { copyUntilError(stderr, errR) })
+	}
 	drained := make(chan struct{})
 	wg.Go(func() {
 		readers.Wait()
@@ -230,11 +282,18 @@ func (p *Process) waitAndSettle(outR, errR *os.File, drained <-chan struct{}, gr
 	case <-t.C:
 		now := time.Now()
 		outR.SetReadDeadline(now)
-		errR.SetReadDeadline(now)
+		if errR != nil {
+			errR.SetReadDeadline(now)
+		}
 		<-drained
 	}
 	outR.Close()
-	errR.Close()
+	if errR != nil {
+		errR.Close()
+	}
+	if p.input != nil {
+		p.input.release()
+	}
 }
 
 // copyUntilError copies r to w until a read fails. When the read fails because waitAndSettle set
