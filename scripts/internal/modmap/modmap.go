@@ -28,7 +28,7 @@ var Map = []Rule{
 	{Dir: "internal", Job: "what the modules share with no promise: process trees, env scrub, sandbox, supervisor, leak checks, terminal text",
 		Imports: []string{"golang.org/x/sys/...", "github.com/landlock-lsm/go-landlock/...", "go.uber.org/goleak"}},
 	{Dir: "bash-local", Job: "the local backend",
-		Imports: []string{"bash", "bash/backend", "internal/...", "golang.org/x/sys/..."},
+		Imports: []string{"bash", "bash/backend", "internal/...", "golang.org/x/sys/...", "github.com/creack/pty"},
 		Tests:   []string{"bash/bashtest", "bash/sandboxtest"}},
 	{Dir: "bash-ssh", Job: "the remote backend over SSH",
 		Imports: []string{"bash", "bash/backend", "internal/envpolicy", "internal/launcher", "golang.org/x/crypto/ssh/..."},
