@@ -107,7 +107,7 @@ func (s Sandbox) Validate() error {
 			continue
 		}
 		for _, root := range s.WritableRoots {
-			if Overlaps(p, root) {
+			if overlaps(p, root) {
 				errs = append(errs, fmt.Errorf("bash: Sandbox.DenyRead[%d] %q overlaps writable root %q: a path cannot be both writable and unreadable", i, p, root))
 			}
 		}
@@ -134,9 +134,9 @@ func checkSandboxPath(p string, home bool) error {
 	return nil
 }
 
-// Overlaps reports whether the clean slash-separated paths a and b are the same or one lies inside
+// overlaps reports whether the clean slash-separated paths a and b are the same or one lies inside
 // the other.
-func Overlaps(a, b string) bool {
+func overlaps(a, b string) bool {
 	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, "/")+"/") ||
 		strings.HasPrefix(b, strings.TrimSuffix(a, "/")+"/")
 }

@@ -67,8 +67,8 @@ func TestOverlaps(t *testing.T) {
 	}{
 		{"/a", "/a", true}, {"/a/b", "/a", true}, {"/a", "/a/b", true}, {"/ab", "/a", false}, {"/", "/x", true}, {"/x", "/y", false},
 	} {
-		if got := Overlaps(tc.a, tc.b); got != tc.want {
-			t.Errorf("Overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		if got := overlaps(tc.a, tc.b); got != tc.want {
+			t.Errorf("overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

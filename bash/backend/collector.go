@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -303,12 +302,6 @@ func (c *Collector) ReadFrom(off int64) Chunk {
 	r.Text = validUTF8(buf)
 	r.Spill = c.spillInfo()
 	return r
-}
-
-// DroppedMarker returns the line a read carries where n bytes were dropped from memory before
-// they could be read: "[… n bytes dropped …]" and a newline.
-func DroppedMarker(n int64) string {
-	return "[… " + strconv.FormatInt(n, 10) + " bytes dropped …]\n"
 }
 
 // Total returns the number of bytes written so far.
