@@ -172,7 +172,7 @@ func (c *checker) checkLink(src string, l Link) (*report.Finding, error) {
 	if strings.TrimSpace(l.Dest) == "" {
 		return &report.Finding{Reason: "empty", Message: "empty destination"}, nil
 	}
-	d := Split(l.Dest)
+	d := l.Split()
 	if d.External {
 		return nil, nil
 	}
@@ -203,15 +203,31 @@ func (c *checker) checkLink(src string, l Link) (*report.Finding, error) {
 		return &report.Finding{Reason: "case", Message: "path case differs from the file on disk",
 			Suggestion: c.destFor(src, r.actual, d, l.Dest)}, nil
 	}
-	if !d.HasFragment || r.isDir || !strings.HasSuffix(r.actual, ".md") {
+	if !d.HasFragment {
+		return nil, nil
+	}
+	page := r.actual
+	if r.isDir {
+		readme, ok := c.readme(r.actual)
+		switch {
+		case !ok:
+			return &report.Finding{Reason: "anchor", Message: fmt.Sprintf("no anchor %q: the folder %s has no README to hold it", "#"+d.Fragment, r.actual)}, nil
+		case readme == "":
+			return nil, nil // a README GitHub renders from markup other than Markdown
+		}
+		page = readme
+	} else if !IsMarkdown(page) {
 		return nil, nil
 	}
 	if d.Fragment == "" {
 		return &report.Finding{Reason: "anchor", Message: "empty fragment"}, nil
 	}
-	doc := c.anchorsOf(r.actual)
+	if strings.EqualFold(d.Fragment, "top") {
+		return nil, nil // browsers scroll to the top of the page for "#top"
+	}
+	doc := c.anchorsOf(page)
 	if doc.err == errIncomplete {
-		return &report.Finding{Reason: "anchor", Message: fmt.Sprintf("cannot check anchor %q: %s is too costly to parse", "#"+d.Fragment, r.actual)}, nil
+		return &report.Finding{Reason: "anchor", Message: fmt.Sprintf("cannot check anchor %q: %s is too costly to parse", "#"+d.Fragment, page)}, nil
 	}
 	if doc.err != nil {
 		return nil, doc.err
@@ -219,7 +235,7 @@ func (c *checker) checkLink(src string, l Link) (*report.Finding, error) {
 	if doc.set[d.Fragment] {
 		return nil, nil
 	}
-	fd := &report.Finding{Reason: "anchor", Message: fmt.Sprintf("no anchor %q in %s", "#"+d.Fragment, r.actual)}
+	fd := &report.Finding{Reason: "anchor", Message: fmt.Sprintf("no anchor %q in %s", "#"+d.Fragment, page)}
 	if a := nearestAnchor(d.Fragment, doc.anchors); a != "" {
 		pathPart := l.Dest
 		if i := strings.IndexByte(pathPart, '#'); i >= 0 {
@@ -274,4 +290,53 @@ func relPath(from, to string) string {
 func sortErrors(errs []error) []error {
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return slices.CompactFunc(errs, func(a, b error) bool { return a.Error() == b.Error() })
+}
+
+// markdownExts are the file name extensions GitHub renders as Markdown,
+// lower-cased.
+var markdownExts = []string{".md", ".markdown", ".mdown", ".mkdn", ".mkd", ".mdwn", ".mkdown", ".mdtxt", ".mdtext"}
+
+// IsMarkdown reports whether GitHub renders the file name as Markdown, so
+// that a fragment into it names one of its anchors. The extension is
+// compared without regard to case, as GitHub does ("README.MD").
+func IsMarkdown(name string) bool {
+	ext := strings.ToLower(path.Ext(name))
+	return slices.Contains(markdownExts, ext)
+}
+
+// readme returns the README that GitHub shows on the page of the
+// root-relative folder dir, whose fragments are the README's anchors. ok
+// is false when the folder has none; rel is empty when its README is
+// rendered from another markup (reStructuredText, AsciiDoc), whose anchors
+// the gate does not know. On the repository's front page GitHub looks in
+// .github/ first, then the root, then docs/.
+func (c *checker) readme(dir string) (rel string, ok bool) {
+	dirs := []string{dir}
+	if dir == "." {
+		dirs = []string{".github", ".", "docs"}
+	}
+	for _, d := range dirs {
+		l := c.tree.list(d)
+		if l.err != nil {
+			continue
+		}
+		var names []string
+		for name, e := range l.names {
+			lower := strings.ToLower(name)
+			if (lower == "readme" || strings.HasPrefix(lower, "readme.")) && !e.IsDir() {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if IsMarkdown(name) {
+				return join(d, name), true
+			}
+		}
+		return "", true
+	}
+	return "", false
 }

@@ -8,6 +8,7 @@
 package links
 
 import (
+	"html"
 	"net/url"
 	"regexp"
 	"strings"
@@ -42,12 +43,24 @@ type Link struct {
 	Off  int    // byte offset in the file: the '[' or '!' of a Markdown link, the value of an HTML attribute
 }
 
+// Split splits l's destination as its kind is read: a Markdown destination
+// decodes backslash escapes and character references, an HTML attribute
+// value only character references (HTML has no backslash escapes, so
+// <a href="e\*f.md"> names e\*f.md).
+func (l Link) Split() Dest {
+	if l.Kind == KindHTMLHref || l.Kind == KindHTMLSrc {
+		return SplitDecoded(html.UnescapeString(l.Dest))
+	}
+	return Split(l.Dest)
+}
+
 // Extract returns the destinations of f the gate checks, in document
 // order: inline links and images, each reference definition once (links
 // that use a definition are covered by it and not returned), and the href
 // of <a> and src of <img> tags in raw HTML. Autolinks are always external
 // and are not returned. Nothing inside a code span, code block or HTML
-// comment is returned.
+// comment is returned, and nothing inside an image's description: a link
+// there renders as alt text, not as a link.
 func Extract(f *markdown.File) []Link {
 	var out []Link
 	_ = ast.Walk(f.Doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -63,6 +76,7 @@ func Extract(f *markdown.File) []Link {
 			if v.Reference == nil {
 				out = append(out, Link{Kind: KindImage, Dest: string(v.Destination), Off: v.Pos()})
 			}
+			return ast.WalkSkipChildren, nil
 		case *ast.LinkReferenceDefinition:
 			out = append(out, Link{Kind: KindDefinition, Dest: string(v.Destination), Off: definitionOff(f, v)})
 		case *ast.HTMLBlock, *ast.RawHTML:
@@ -107,7 +121,8 @@ func definitionOff(f *markdown.File, d *ast.LinkReferenceDefinition) int {
 // Anchors returns the fragment targets f defines, in document order: the
 // GitHub slug of every heading (repeats numbered "-1", "-2", …) and the
 // value of every id attribute and of every name attribute on an <a> tag in
-// raw HTML. Headings and tags inside code or HTML comments define nothing.
+// raw HTML. Headings and tags inside code or HTML comments, and tags
+// inside an image's description (alt text), define nothing.
 func Anchors(f *markdown.File) []string {
 	var out []string
 	var slugs markdown.Slugger
@@ -128,7 +143,7 @@ func Anchors(f *markdown.File) []string {
 				}
 			}
 			return ast.WalkSkipChildren, nil
-		case *ast.CodeSpan, *ast.FencedCodeBlock, *ast.CodeBlock:
+		case *ast.CodeSpan, *ast.FencedCodeBlock, *ast.CodeBlock, *ast.Image:
 			return ast.WalkSkipChildren, nil
 		}
 		return ast.WalkContinue, nil
@@ -149,17 +164,23 @@ type Dest struct {
 	Path string
 	// HasFragment is set when the destination has a '#'.
 	HasFragment bool
-	// Fragment is the percent-decoded text after the first '#', with any
-	// "?…" after it cut off.
+	// Fragment is the percent-decoded text after the first '#', all of it:
+	// a URL's fragment runs to its end, so "#a?b" names the anchor "a?b".
 	Fragment string
 }
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 
-// Split splits the destination dest, as written, into a [Dest]. Backslash
-// escapes and character references are decoded first, as CommonMark does.
-func Split(dest string) Dest {
-	s := markdown.Decode(dest)
+// Split splits the Markdown destination dest, as written, into a [Dest].
+// Backslash escapes and character references are decoded first, as
+// CommonMark does.
+func Split(dest string) Dest { return SplitDecoded(markdown.Decode(dest)) }
+
+// SplitDecoded splits the destination s, whose escapes of the markup it
+// was written in are already decoded, into a [Dest], as a browser splits a
+// URL: the path ends at the first '?' or '#', a query ends at the first
+// '#' after it, and the fragment is everything after that '#'.
+func SplitDecoded(s string) Dest {
 	if strings.HasPrefix(s, "//") || schemeRE.MatchString(s) {
 		return Dest{External: true}
 	}
@@ -170,11 +191,7 @@ func Split(dest string) Dest {
 	}
 	if h := strings.IndexByte(s, '#'); h >= 0 {
 		d.HasFragment = true
-		frag := s[h+1:]
-		if q := strings.IndexByte(frag, '?'); q >= 0 {
-			frag = frag[:q]
-		}
-		d.Fragment = unescape(frag)
+		d.Fragment = unescape(s[h+1:])
 	}
 	d.Path = unescape(p)
 	d.RootAbsolute = strings.HasPrefix(d.Path, "/")

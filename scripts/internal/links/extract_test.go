@@ -20,7 +20,13 @@ func TestSplit(t *testing.T) {
 		{"#", Dest{HasFragment: true}},
 		{"b.md#", Dest{Path: "b.md", HasFragment: true}},
 		{"b.md?plain=1#L5", Dest{Path: "b.md", HasFragment: true, Fragment: "L5"}},
-		{"b.md#part-two?x=1", Dest{Path: "b.md", HasFragment: true, Fragment: "part-two"}},
+		// A fragment runs to the end: '?' after '#' is part of it.
+		{"b.md#part-two?x=1", Dest{Path: "b.md", HasFragment: true, Fragment: "part-two?x=1"}},
+		{"#query-params?", Dest{HasFragment: true, Fragment: "query-params?"}},
+		{"other.md#this?y", Dest{Path: "other.md", HasFragment: true, Fragment: "this?y"}},
+		{"b.md?q#f?g#h", Dest{Path: "b.md", HasFragment: true, Fragment: "f?g#h"}},
+		{"#a%3Fb", Dest{HasFragment: true, Fragment: "a?b"}},
+		{"#top", Dest{HasFragment: true, Fragment: "top"}},
 		{"?q", Dest{}},
 		{"My%20File.md", Dest{Path: "My File.md"}},
 		{"a%2Fb.md", Dest{Path: "a/b.md"}},
@@ -105,6 +111,12 @@ func TestExtract(t *testing.T) {
 		{"a without href", `<a id="x"></a>`, ""},
 		{"other tags ignored", `<link href="x.css"> <script src="y.js"></script>`, ""},
 		{"image inside link", "[![b](badge.svg)](doc.md)", "0:1:1:doc.md 1:1:2:badge.svg"},
+		// An image's description is alt text: a link there is not a link.
+		{"link inside an image description", "![[x](inner.md)](outer.png)", "1:1:1:outer.png"},
+		{"image inside an image description", "![a ![b](in.png)](out.png)", "1:1:1:out.png"},
+		{"raw html inside an image description", "![<a href=\"in.md\">x</a>](out.png)", "1:1:1:out.png"},
+		{"reference image's description", "![[x](inner.md)][r]\n\n[r]: out.png\n", "2:3:1:out.png"},
+		{"link beside an image still checked", "![i](p.png) [x](x.md)", "1:1:1:p.png 0:1:13:x.md"},
 		{"empty destination", "[a]()", "0:1:1:"},
 		{"task marker then a link is a link", "- [x](gone.md)\n- [ ](b.md)\n* [X](<c d.md>)\n1. [x](e.md) text\n", "0:1:3:gone.md 0:2:3:b.md 0:3:3:c d.md 0:4:4:e.md"},
 		{"task items are not links", "- [ ] todo [a](a.md)\n- [x] done\n- [X]\ttab\n- [x]\n", "0:1:12:a.md"},
@@ -115,6 +127,29 @@ func TestExtract(t *testing.T) {
 			f := markdown.Parse("x.md", []byte(tt.src))
 			if got := describeLinks(f, Extract(f)); got != tt.want {
 				t.Errorf("Extract(%q)\n got %q\nwant %q", tt.src, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLinkSplit(t *testing.T) {
+	tests := []struct {
+		name string
+		link Link
+		want Dest
+	}{
+		{"html keeps a backslash", Link{Kind: KindHTMLHref, Dest: `e\*f.md`}, Dest{Path: `e\*f.md`}},
+		{"markdown drops it", Link{Kind: KindLink, Dest: `e\*f.md`}, Dest{Path: "e*f.md"}},
+		{"html src keeps a backslash", Link{Kind: KindHTMLSrc, Dest: `a\_b.png`}, Dest{Path: `a\_b.png`}},
+		{"html decodes entities", Link{Kind: KindHTMLHref, Dest: "a&amp;b.md#x&#63;"}, Dest{Path: "a&b.md", HasFragment: true, Fragment: "x?"}},
+		{"html decodes once", Link{Kind: KindHTMLHref, Dest: "a&amp;amp;b.md"}, Dest{Path: "a&amp;b.md"}},
+		{"markdown definition decodes escapes", Link{Kind: KindDefinition, Dest: `a\#b.md`}, Dest{Path: "a", HasFragment: true, Fragment: "b.md"}},
+		{"html entity named hash", Link{Kind: KindHTMLHref, Dest: "b.md&num;x"}, Dest{Path: "b.md", HasFragment: true, Fragment: "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.link.Split(); got != tt.want {
+				t.Errorf("%+v.Split() = %+v, want %+v", tt.link, got, tt.want)
 			}
 		})
 	}
@@ -134,6 +169,7 @@ func TestAnchors(t *testing.T) {
 		{"setext and front matter", "---\nk: v\n---\n", "k-v"},
 		{"heading in fence ignored", "```\n# not a heading\n```\n", ""},
 		{"html anchors do not shift heading numbers", "<a id=\"x\"></a>\n\n# X\n# X\n", "x x x-1"},
+		{"an id in alt text is no anchor", "![<a id=\"alt\"></a>](p.png)\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

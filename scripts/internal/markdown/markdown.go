@@ -48,8 +48,9 @@ type File struct {
 
 	// Incomplete is set when Parse stopped short of the end of the file's
 	// link reference definitions because they would take too long to
-	// parse (see refdefs.go): Doc is then not what GitHub shows, and the
-	// gates report this finding instead of checking the file.
+	// parse (see refdefs.go), or refused to nest containers deeper than
+	// [MaxDepth]: Doc is then not what GitHub shows, and the gates report
+	// this finding instead of checking the file.
 	Incomplete *report.Finding
 
 	lineStarts []int // byte offset of the start of each line
@@ -67,7 +68,11 @@ func Parse(path string, src []byte) *File {
 	}
 	pc := parser.NewContext()
 	f.Doc = md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
-	if off, ok := pc.Get(incompleteKey).(int); ok {
+	if off, ok := pc.Get(deepKey).(int); ok {
+		fd := f.Finding(off, fmt.Sprintf("lists and block quotes nest more than %d deep from here on; not checked", MaxDepth))
+		fd.Reason = "file"
+		f.Incomplete = &fd
+	} else if off, ok := pc.Get(incompleteKey).(int); ok {
 		fd := f.Finding(off, fmt.Sprintf("the link reference definitions from here on are too costly to parse (a definition, or an unclosed bracket or quote, runs over more than %d lines that start with '['); not checked", refDirect))
 		fd.Reason = "file"
 		f.Incomplete = &fd

@@ -157,7 +157,7 @@ func openers(src []byte, lines *text.Segments, from, to int) int {
 // goldmark's link reference transformer, at its priority.
 func newParser() parser.Parser {
 	return parser.NewParser(
-		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithBlockParsers(blockParsers()...),
 		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
 		parser.WithParagraphTransformers(util.Prioritized(refDefs{}, 100)),
 	)

@@ -11,14 +11,12 @@ import (
 )
 
 // Slug returns the anchor GitHub gives a heading whose rendered text is s:
-// s is lower-cased; letters, marks, decimal and letter numbers, connector
-// punctuation ('_'), join controls (ZWJ, ZWNJ), '-' and ' ' are kept and
-// every other rune is dropped; each space becomes '-'. Runs of '-' are not
-// collapsed, so "a — b" gives "a--b". Variation selectors (U+FE0F after an
-// emoji) are dropped, as GitHub drops them. Go lower-cases a few runes
-// differently from JavaScript (a final sigma stays σ; U+0130 'İ' becomes
-// 'i' without a combining dot); no heading in this repository needs those.
-// Slug is idempotent: Slug(Slug(s)) == Slug(s).
+// s is lower-cased, each space becomes '-', and of every other rune only
+// those [KeptInSlug] accepts remain. Runs of '-' are not collapsed, so
+// "a — b" gives "a--b". Go lower-cases a few runes differently from
+// JavaScript (a final sigma stays σ; U+0130 'İ' becomes 'i' without a
+// combining dot); no heading in this repository needs those. Slug is
+// idempotent: Slug(Slug(s)) == Slug(s).
 func Slug(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -26,14 +24,23 @@ func Slug(s string) string {
 		switch {
 		case r == ' ':
 			b.WriteByte('-')
-		case keepInSlug(r):
+		case KeptInSlug(r):
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
 
-func keepInSlug(r rune) bool {
+// KeptInSlug reports whether the rune r of a lower-cased heading stays in
+// its anchor. The rule is made of Unicode properties, not lists: r stays
+// when it is Alphabetic (the letters L, the letter numbers Nl and
+// Other_Alphabetic, which holds the enclosed and squared Latin letters
+// such as Ⓐ and 🄰), a Mark (M), a decimal digit (Nd), connector
+// punctuation (Pc, such as '_'), a Join_Control (ZWJ, ZWNJ) or '-'. A
+// Variation_Selector is dropped although it is a mark, because GitHub
+// drops it ("🛠️ Development" gives "-development"; see the RFC
+// docs/rfc/implemented/2026-12-04-doc-gates-github-exact.md).
+func KeptInSlug(r rune) bool {
 	switch {
 	case r == '-' || r == '_':
 		return true
@@ -41,11 +48,8 @@ func keepInSlug(r rune) bool {
 		return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || 'A' <= r && r <= 'Z'
 	case unicode.Is(unicode.Variation_Selector, r):
 		return false
-	case r == 0x200C || r == 0x200D: // Join_Control
-		return true
 	}
-	return unicode.IsLetter(r) || unicode.IsMark(r) ||
-		unicode.Is(unicode.Nd, r) || unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Pc, r)
+	return unicode.In(r, unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc, unicode.Join_Control)
 }
 
 // Slugger hands out unique heading anchors for one document, as GitHub
@@ -78,11 +82,11 @@ func (s *Slugger) Slug(text string) string {
 	return slug
 }
 
-// HeadingText returns the text GitHub renders for heading h of a document
-// parsed from src: text and code spans give their characters, images their
-// alt text, links and emphasis their children's text, a hard line break one
-// space; raw HTML, footnote references and the line join of a setext
-// heading give nothing. Backslash escapes and character references are
+// HeadingText returns the text GitHub makes heading h's anchor from, for a
+// document parsed from src: text and code spans give their characters,
+// links and emphasis their children's text, a hard line break one space;
+// images (whose alt text is an attribute, not text), raw HTML, footnote
+// references and the line join of a setext heading give nothing. Backslash escapes and character references are
 // decoded.
 func HeadingText(h ast.Node, src []byte) string {
 	var b strings.Builder
@@ -119,8 +123,9 @@ func inlineText(b *strings.Builder, n ast.Node, src []byte) {
 			}
 		case *ast.AutoLink:
 			b.Write(v.Label(src))
-		case *ast.RawHTML:
-			// Raw HTML renders as markup, not text.
+		case *ast.RawHTML, *ast.Image:
+			// Raw HTML renders as markup, and an image's alt text is an
+			// attribute: neither is the heading's text.
 		case *east.FootnoteLink:
 			// A footnote reference renders as a superscript number that
 			// GitHub leaves out of the anchor.

@@ -3,6 +3,7 @@ package markdown
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
@@ -54,7 +55,26 @@ func TestHeadingSlugs(t *testing.T) {
 		{"html comment", "# Works with GitLab <!-- comment -->\n", []string{"works-with-gitlab-"}},
 		{"slash and trailing underscore", "# Söme/title-header_\n", []string{"sömetitle-header_"}},
 		{"github loop", "# Errors\n# Errors\n# Errors-1\n", []string{"errors", "errors-1", "errors-1-1"}},
-		{"image alt text", "# ![Logo](logo.png) Title\n", []string{"logo-title"}},
+		// Images: the alt text is an attribute, not the heading's text.
+		{"image alt text is not text", "# ![Logo](logo.png) Title\n", []string{"-title"}},
+		{"image at the end", "# hello ![B](b.svg)\n", []string{"hello-"}},
+		{"image alone", "# ![B](b.svg)\n", []string{""}},
+		{"image in a link", "# [![B](b.svg) docs](d.md)\n", []string{"-docs"}},
+		{"reference image", "# a ![B][b]\n\n[b]: b.svg\n", []string{"a-"}},
+		{"link text kept beside an image", "# [go](g.md) ![x](x.png)\n", []string{"go-"}},
+		// Other_Alphabetic: letter-like symbols are kept, lower-cased.
+		{"circled capital letter", "# Ⓐ test\n", []string{"ⓐ-test"}},
+		{"circled small letter", "# ⓩ z\n", []string{"ⓩ-z"}},
+		{"squared latin letter", "# 🄰 box\n", []string{"🄰-box"}},
+		{"negative squared latin letter", "# 🅐 b\n", []string{"🅐-b"}},
+		{"negative squared letter emoji drops its selector", "# 🅰\ufe0f blood\n", []string{"🅰-blood"}},
+		{"circled digit is not alphabetic", "# ① one\n", []string{"-one"}},
+		{"parenthesized letter is not alphabetic", "# ⒜ a\n", []string{"-a"}},
+		// Variation selectors are dropped wherever they stand.
+		{"text presentation selector", "# ☺\ufe0e smile\n", []string{"-smile"}},
+		{"selector after a letter", "# a\ufe0fb\n", []string{"ab"}},
+		{"ideographic variation selector", "# 葛\U000E0100 x\n", []string{"葛-x"}},
+		{"keycap keeps its enclosing mark", "# 1\ufe0f\u20e3 one\n", []string{"1\u20e3-one"}},
 		{"escaped punctuation", "# a\\_b \\*c\\*\n", []string{"a_b-c"}},
 		{"numeric reference", "# caf&#233;\n", []string{"café"}},
 		{"hard break gives a space", "Foo\\\nbar\n---\n", []string{"foo-bar"}},
@@ -97,12 +117,51 @@ func TestSlug(t *testing.T) {
 	}
 }
 
+// keptByDefinition is the slug rule written straight from the Unicode
+// properties it names, with no fast path: Alphabetic (L, Nl,
+// Other_Alphabetic), Mark, Nd, Pc, Join_Control and '-', less the
+// variation selectors.
+func keptByDefinition(r rune) bool {
+	alphabetic := unicode.IsLetter(r) || unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Other_Alphabetic, r)
+	kept := alphabetic || unicode.IsMark(r) || unicode.IsDigit(r) || unicode.Is(unicode.Pc, r) || unicode.Is(unicode.Join_Control, r) || r == '-'
+	return kept && !unicode.Is(unicode.Variation_Selector, r)
+}
+
+// TestKeptInSlugEveryRune compares the rule with its definition on every
+// code point.
+func TestKeptInSlugEveryRune(t *testing.T) {
+	bad := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if KeptInSlug(r) != keptByDefinition(r) {
+			if bad++; bad <= 10 {
+				t.Errorf("KeptInSlug(%U) = %v, definition says %v", r, KeptInSlug(r), keptByDefinition(r))
+			}
+		}
+	}
+}
+
+// slugByDefinition is Slug spelled out from keptByDefinition.
+func slugByDefinition(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r == ' ' {
+			b.WriteByte('-')
+		} else if keptByDefinition(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 func FuzzSlug(f *testing.F) {
-	for _, s := range []string{"", "Hello World", "Live `events` — mode!", "🛠️ Development", "İstanbul", "ΣΑΣ", "a\u200db", "\xff\xfe", "Ⅻ", "ǅ"} {
+	for _, s := range []string{"Ⓐ test", "🄰 🅐 ① ⒜", "🅰\ufe0f", "1\ufe0f\u20e3", "葛\U000E0100", "", "Hello World", "Live `events` — mode!", "🛠️ Development", "İstanbul", "ΣΑΣ", "a\u200db", "\xff\xfe", "Ⅻ", "ǅ"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		once := Slug(s)
+		if def := slugByDefinition(s); once != def {
+			t.Fatalf("Slug(%q) = %q, the property definition gives %q", s, once, def)
+		}
 		if twice := Slug(once); twice != once {
 			t.Fatalf("Slug not idempotent: Slug(%q) = %q, Slug of that = %q", s, once, twice)
 		}

@@ -27,7 +27,8 @@ const modulePath = "mdgo.invalid"
 // root with one go command: each program is a package of its own in a
 // module outside the tree, added to a copy of root's go.work, so it may
 // import any package the workspace can (its modules and their
-// dependencies), and nothing is written under root. The packages are
+// dependencies), and nothing is written under root. cgo is off
+// (CGO_ENABLED=0), so a block never compiles C or #includes a file. The packages are
 // compiled, not linked ("go list -export"), so the build cache serves an
 // unchanged program. It returns one finding per compiler or import error,
 // at the line and column of the block it comes from. It errors when the
@@ -47,7 +48,7 @@ func Compile(ctx context.Context, root string, programs []*Block) ([]report.Find
 	}
 	cmd := exec.CommandContext(ctx, "go", "list", "-e", "-export", "-json=ImportPath,Error,DepsErrors", "./...")
 	cmd.Dir = filepath.Join(tmp, "mod")
-	cmd.Env = gocmd.Env(root, map[string]string{"GOWORK": filepath.Join(tmp, "go.work"), "GOFLAGS": "-mod=readonly"})
+	cmd.Env = gocmd.Env(root, map[string]string{"GOWORK": filepath.Join(tmp, "go.work"), "GOFLAGS": "-mod=readonly", "CGO_ENABLED": "0"})
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
