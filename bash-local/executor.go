@@ -76,6 +76,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	// An escapee whose parent dies is re-parented here rather than to init: Close finds it by
 	// that even when it hides its tag (proctree.Tree.Orphans).
+	proctree.CloseOnExecInherited() // a command gets its streams, never what dsh's parent left open
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return nil, fmt.Errorf("bashlocal: become the child subreaper of the commands: %w", err)
 	}

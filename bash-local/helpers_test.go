@@ -25,6 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	sandboxtest.ProbeMain() // the escape suite's probe runs this binary
 	escapetest.Helper()
+	inheritedFDHelper()
 	leaktest.Main(m, leaktest.Options{Tags: func() []string {
 		return []string{envpolicy.TagVar + "=" + strconv.Itoa(os.Getpid()) + ".*"}
 	}})

@@ -46,32 +46,41 @@ func connectUnix(path string) error {
 	return nil
 }
 
-// sendUnixgram sends a datagram to path from an unbound datagram socket, and from one of a pair
-// (whose sendto may name any address).
+// sendUnixgram sends a datagram to path from a Unix socket of every type value (SOCK_RAW is a
+// datagram socket to the kernel), with and without SOCK_NONBLOCK|SOCK_CLOEXEC, made by socket
+// and by socketpair (whose sendto may name any address). Any one that arrives is an escape.
 func sendUnixgram(path string) error {
 	var errs []error
-	if fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM, 0); err != nil {
-		errs = append(errs, fmt.Errorf("socket: %w", err))
-	} else {
-		defer syscall.Close(fd)
-		if err := syscall.Sendto(fd, []byte("pwned"), 0, &syscall.SockaddrUnix{Name: path}); err == nil {
-			return nil
-		} else {
-			errs = append(errs, fmt.Errorf("sendto: %w", err))
+	to := &syscall.SockaddrUnix{Name: path}
+	for typ := 0; typ <= 15; typ++ {
+		for _, flags := range []int{0, syscall.SOCK_NONBLOCK | syscall.SOCK_CLOEXEC} {
+			if fd, err := syscall.Socket(syscall.AF_UNIX, typ|flags, 0); err == nil {
+				err = syscall.Sendto(fd, []byte("pwned"), 0, to)
+				syscall.Close(fd)
+				if err == nil {
+					fmt.Printf("sent from a socket of type %d\n", typ|flags)
+					return nil
+				}
+				errs = append(errs, fmt.Errorf("sendto type %d: %w", typ, err))
+			}
+			if fds, err := syscall.Socketpair(syscall.AF_UNIX, typ|flags, 0); err == nil {
+				err = syscall.Sendto(fds[0], []byte("pwned"), 0, to)
+				if err == nil { // a seqpacket pair ignores the address: what reached the peer stayed inside
+					if n, _, rerr := syscall.Recvfrom(fds[1], make([]byte, 8), syscall.MSG_DONTWAIT); rerr == nil && n > 0 {
+						err = errors.New("sent to the peer, not to the address")
+					}
+				}
+				syscall.Close(fds[0])
+				syscall.Close(fds[1])
+				if err == nil {
+					fmt.Printf("sent from a pair of type %d\n", typ|flags)
+					return nil
+				}
+				errs = append(errs, fmt.Errorf("sendto from a pair of type %d: %w", typ, err))
+			}
 		}
 	}
-	if fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_DGRAM, 0); err != nil {
-		errs = append(errs, fmt.Errorf("socketpair: %w", err))
-	} else {
-		defer syscall.Close(fds[0])
-		defer syscall.Close(fds[1])
-		if err := syscall.Sendto(fds[0], []byte("pwned"), 0, &syscall.SockaddrUnix{Name: path}); err == nil {
-			return nil
-		} else {
-			errs = append(errs, fmt.Errorf("sendto from a pair: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return fmt.Errorf("no datagram sent: %w", errors.Join(errs...))
 }
 
 func ptrace(pidText string) error {

@@ -37,7 +37,7 @@ func DefaultPatterns() []string {
 // NPM_CONFIG__AUTH and SSH_AUTH_SOCK but not GIT_AUTHOR_NAME. These rules apply whatever the
 // configured patterns; KeepEnv passes a name on purpose. The slice is the caller's.
 func CarrierWords() []string {
-	return []string{"PWD", "PASSWD", "PAT", "JWT", "DSN", "WEBHOOK", "AUTH", "SESSION", "NETRC", "COOKIE", "COOKIES", "BEARER", "PRIVATE"}
+	return []string{"PWD", "PASSWD", "PASS", "PW", "SSHPASS", "PAT", "JWT", "DSN", "WEBHOOK", "AUTH", "SESSION", "NETRC", "COOKIE", "COOKIES", "BEARER", "PRIVATE"}
 }
 
 // ordinary are names that no carrier word scrubs: the shell's own working-directory variables,
@@ -55,7 +55,7 @@ var ordinaryPrefixes = []string{"XDG_SESSION_"}
 var valueShapes = []string{
 	`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@[:space:]:]*:[^/?#@[:space:]]+@`, // scheme://user:password@
 	`(^|[^A-Za-z0-9_])(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`,
-	`(^|[^A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}`,
+	`(^|[^A-Za-z0-9_])gl(pat|dt|rt|ptt|cbt|soat)-[A-Za-z0-9_-]{20,}`,
 	`(^|[^A-Za-z0-9_])xox[abposr]-[A-Za-z0-9-]{10,}`,
 	`(^|[^A-Za-z0-9_])(AKIA|ASIA)[0-9A-Z]{16}([^A-Za-z0-9_]|$)`,
 	`(^|[^A-Za-z0-9_])sk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`,
@@ -64,6 +64,19 @@ var valueShapes = []string{
 	`(^|[^A-Za-z0-9_])npm_[A-Za-z0-9]{36}`,
 	`(^|[^A-Za-z0-9_])eyJ[A-Za-z0-9_-]{8,}[.]eyJ[A-Za-z0-9_-]{8,}[.][A-Za-z0-9_-]{8,}`, // a JWT
 	`-----BEGIN [A-Z ]*PRIVATE KEY-----`,
+	// a connection string's secret part: ADO.NET and ODBC Password=, Azure AccountKey= and
+	// SharedAccessKey=
+	`(^|[;[:space:]])[Pp]assword=[^;[:space:]]`,
+	`(^|;)(AccountKey|SharedAccessKey)=[^;[:space:]]`,
+	// more token formats, after the public lists of secret shapes (gitleaks' rules among them)
+	`(^|[^A-Za-z0-9_])sq[upa]_[0-9a-f]{40}`,                       // SonarQube
+	`(^|[^A-Za-z0-9_])hf_[A-Za-z]{34}`,                            // Hugging Face
+	`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`,                      // PyPI
+	`(^|[^A-Za-z0-9_])shp(at|ca|pa|ss)_[a-fA-F0-9]{32}`,           // Shopify
+	`(^|[^A-Za-z0-9_])do[por]_v1_[a-f0-9]{64}`,                    // DigitalOcean
+	`(^|[^A-Za-z0-9_])SG[.][A-Za-z0-9_-]{22}[.][A-Za-z0-9_-]{43}`, // SendGrid
+	`AGE-SECRET-KEY-1[0-9A-Z]{58}`,                                // age
+	`(^|[^A-Za-z0-9_])dapi[a-f0-9]{32}`,                           // Databricks
 }
 
 // secretValue is valueShapes as one expression.
@@ -73,19 +86,31 @@ var secretValue = regexp.MustCompile(valueShape())
 func valueShape() string { return "(" + strings.Join(valueShapes, ")|(") + ")" }
 
 // shapeLiterals are strings of which every value shape holds at least one: a value that holds
-// none cannot have a secret's shape, and the expression (a backtracking match over eleven
+// none cannot have a secret's shape, and the expression (a backtracking match over some twenty
 // alternatives at every position) is not run. Most of an environment is such values.
-var shapeLiterals = []string{"://", "gh", "github_pat_", "glpat-", "xox", "AKIA", "ASIA", "sk-", "k_live_", "AIza", "npm_", "eyJ", "PRIVATE KEY-----"}
+var shapeLiterals = []string{"://", "gh", "github_pat_", "gl", "xox", "AKIA", "ASIA", "sk-", "k_live_", "AIza", "npm_", "eyJ", "PRIVATE KEY-----",
+	"assword=", "AccountKey=", "SharedAccessKey=", "sq", "hf_", "pypi-", "shp", "_v1_", "SG.", "AGE-SECRET-KEY-1", "dapi"}
 
 // SecretValue reports whether value has the shape of a secret by itself (see valueShapes).
 func SecretValue(value string) bool {
-	for _, lit := range shapeLiterals {
-		if strings.Contains(value, lit) {
-			return secretValue.MatchString(value)
+	for i := 0; i < len(value); i++ {
+		for _, lit := range literalsAt[value[i]] {
+			if strings.HasPrefix(value[i:], lit) {
+				return secretValue.MatchString(value)
+			}
 		}
 	}
 	return false
 }
+
+// literalsAt are shapeLiterals by their first byte: one pass over a value finds whether it
+// holds any of them.
+var literalsAt = func() (by [256][]string) {
+	for _, lit := range shapeLiterals {
+		by[lit[0]] = append(by[lit[0]], lit)
+	}
+	return by
+}()
 
 // SessionFacts returns the variables that tell a command which session it serves, set by the
 // bash tools over anything of the same name (the scrub of ambient DSH_* variables stays):

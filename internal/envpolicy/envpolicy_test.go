@@ -116,6 +116,21 @@ func TestCarriers(t *testing.T) {
 		"JWT_LIKE=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz",
 		"PEM=-----BEGIN OPENSSH PRIVATE KEY-----",
 		"GITHUB_TOKEN=x", "AWS_SECRET_ACCESS_KEY=x", "DSH_SESSION_ID=x",
+		"DB_PASS=x", "SMTP_PW=x", "SSHPASS=x", "pass=x",
+		"CONN=Server=db;Database=app;User Id=sa;Password=hunter22;",
+		"ODBC=Driver={x};Uid=sa;password=hunter22",
+		"AZ=DefaultEndpointsProtocol=https;AccountName=a;AccountKey=bXlrZXk=;EndpointSuffix=core.windows.net",
+		"BUS=Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=r;SharedAccessKey=abc=",
+		"SONAR=squ_0123456789abcdef0123456789abcdef01234567",
+		"SONAR_P=sqp_0123456789abcdef0123456789abcdef01234567",
+		"HF=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+		"PYPI=pypi-AgEIcHlwaS5vcmc" + strings.Repeat("A", 50),
+		"SHOP=shpat_0123456789abcdef0123456789abcdef",
+		"DO=dop_v1_" + strings.Repeat("ab", 32),
+		"SG=SG." + strings.Repeat("a", 22) + "." + strings.Repeat("b", 43),
+		"AGE=AGE-SECRET-KEY-1" + strings.Repeat("Q", 58),
+		"DBX=dapi0123456789abcdef0123456789abcdef",
+		"GLDT=gldt-0123456789abcdefghij",
 	}
 	passed := []string{
 		"PATH=/usr/bin:/bin", "PWD=/home/u", "OLDPWD=/tmp", "HOME=/home/u", "SHELL=/bin/bash",
@@ -124,6 +139,8 @@ func TestCarriers(t *testing.T) {
 		"XDG_SESSION_TYPE=wayland", "XDG_SESSION_ID=3", "DESKTOP_SESSION=gnome",
 		"HTTP_PROXY_HOST=proxy", "REPO=ssh://git@github.com/org/repo", "URL=https://example.com/a?b=c",
 		"EDITOR=vim", "PATHEXT=.x", "COMPOSE_PROJECT_NAME=app", "PATCH_LEVEL=3",
+		"BYPASS_CACHE=1", "PASSES=3", "PWDX=1", "NOTE=use Password= in the string", "Q=squ_short",
+		"HFX=hf_short", "WORDS=dapi is a word",
 	}
 	p := Default()
 	for _, kv := range scrubbed {
@@ -160,6 +177,10 @@ func FuzzSecretValue(f *testing.F) {
 		"glpat-0123456789abcdefghij", "xoxb-1234567890-abcdef", "AKIAABCDEFGHIJKLMNOP", "x ASIAABCDEFGHIJKLMNOP",
 		"sk-ant-0123456789abcdefghijklmnop", "rk_live_0123456789abcdef", "AIza" + strings.Repeat("a", 35),
 		"npm_" + strings.Repeat("b", 36), "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl", "-----BEGIN RSA PRIVATE KEY-----",
+		"Password=x;", "AccountKey=k=", "squ_" + strings.Repeat("0", 40), "hf_" + strings.Repeat("a", 34),
+		"pypi-AgEIcHlwaS5vcmc" + strings.Repeat("A", 50), "shpat_" + strings.Repeat("0", 32), "dop_v1_" + strings.Repeat("a", 64),
+		"SG." + strings.Repeat("a", 22) + "." + strings.Repeat("b", 43), "AGE-SECRET-KEY-1" + strings.Repeat("Q", 58),
+		"dapi" + strings.Repeat("0", 32), "gldt-0123456789abcdefghij",
 		"/usr/bin:/bin", "https://example.com/a?b=c", "",
 	} {
 		f.Add(v)

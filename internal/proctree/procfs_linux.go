@@ -187,3 +187,18 @@ func dumpable() bool {
 	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	return err == nil && v == 1
 }
+
+func closeOnExecInherited() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	ents, err := os.ReadDir("/proc/self/fd") // before Linux 5.11: one descriptor at a time
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= 3 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}

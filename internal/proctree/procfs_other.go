@@ -36,3 +36,9 @@ func becomeSubreaper() error { return nil }
 func setDumpable(bool) error { return nil }
 
 func dumpable() bool { return true }
+
+func closeOnExecInherited() {
+	for fd := 3; fd < 1024; fd++ { // no close_range here: the usual descriptor limit
+		syscall.CloseOnExec(fd)
+	}
+}

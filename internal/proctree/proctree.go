@@ -132,3 +132,10 @@ func SetDumpable(on bool) error { return setDumpable(on) }
 
 // Dumpable reports whether this process is dumpable (always true outside Linux).
 func Dumpable() bool { return dumpable() }
+
+// CloseOnExecInherited marks every descriptor from 3 up open in this process now close-on-exec,
+// so that no command it starts inherits one: descriptors a parent left open when it started this
+// process (an editor, a CI runner) are not close-on-exec, while Go opens its own with the flag.
+// A command still gets its standard streams and what exec.Cmd.ExtraFiles hands over (dup2 clears
+// the flag in the child). Call it before the first command starts; it is cheap to call again.
+func CloseOnExecInherited() { closeOnExecInherited() }

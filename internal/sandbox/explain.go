@@ -77,11 +77,16 @@ func pathsIn(line, workdir string) []string {
 	return out
 }
 
-// classify names what p denies of path, or "" when it allows both reading and writing it.
+// classify names what p denies of path, or "" when it allows both reading and writing it. A deny
+// path and path are compared as written and with their links resolved (as the rules are built),
+// so that a deny path given through a symbolic link still reads as a denied read.
 func classify(p Policy, readOnly bool, path string) string {
+	real := resolveExisting(path)
 	for _, d := range p.DenyRead {
-		if path == d || within(path, d) {
-			return "read denied: " + path
+		for _, dd := range []string{d, resolveExisting(filepath.Clean(d))} {
+			if path == dd || within(path, dd) || real == dd || within(real, dd) {
+				return "read denied: " + path
+			}
 		}
 	}
 	for _, w := range p.Writable {

@@ -145,3 +145,24 @@ func TestShellPolicy(t *testing.T) {
 		t.Error("a ~/ deny path with no home directory was accepted")
 	}
 }
+
+// TestExplainDenyReadThroughLink covers a deny path given as a symbolic link: a denied read is
+// reported as a read whether the message names the path through the link or the real one.
+func TestExplainDenyReadThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real-secrets")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "secrets")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{"/w"}, DenyRead: []string{link}}
+	for _, path := range []string{filepath.Join(link, "key"), filepath.Join(real, "key"), link} {
+		got := Explain(p, false, "/w", "cat: "+path+": Permission denied\n", "workspace-write, network off")
+		if want := "read denied: " + path; got != want {
+			t.Errorf("Explain for %s = %q; want %q", path, got, want)
+		}
+	}
+}

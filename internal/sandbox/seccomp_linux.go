@@ -8,8 +8,8 @@ import (
 
 // The seccomp filter closes what Landlock does not (on the ABIs this project supports): every
 // socket that could reach another process when the network is off, every Unix socket (Landlock
-// only restricts connecting to a pathname socket from ABI 9), datagram socket pairs (whose
-// sendto may name any socket path), and io_uring, whose operations open and connect sockets
+// only restricts connecting to a pathname socket from ABI 9), socket pairs of every type but
+// stream and seqpacket (a datagram pair's sendto may name any socket path), and io_uring, whose operations open and connect sockets
 // without the socket system calls. A call from another architecture's system call table (i386
 // on amd64, x32) kills the process: its numbers are not the ones checked here.
 
@@ -85,10 +85,14 @@ func filter(network bool) []unix.SockFilter {
 	}
 	a.jump(jeq, uint32(unix.SYS_SOCKETPAIR), "socketpair", "")
 	a.jump(jeq, uint32(unix.SYS_SOCKET), "socket", "allow")
+	// A pair is refused by what it can do, not by one type: only the connection-oriented types
+	// (whose sendto cannot name another address) are allowed; SOCK_DGRAM, SOCK_RAW (a datagram
+	// socket to the kernel's Unix family) and every other type value are refused.
 	a.label("socketpair")
 	a.op(ld, offArg1)
 	a.op(and, sockTypeMask)
-	a.jump(jeq, unix.SOCK_DGRAM, "deny", "allow")
+	a.jump(jeq, unix.SOCK_STREAM, "allow", "")
+	a.jump(jeq, unix.SOCK_SEQPACKET, "allow", "deny")
 	a.label("socket")
 	if network {
 		a.op(ld, offArg0)

@@ -260,6 +260,7 @@ func Start(ctx context.Context, cfg Config) (*Shell, error) {
 	if err != nil {
 		return nil, err
 	}
+	proctree.CloseOnExecInherited() // the shell gets its terminal, never what dsh's parent left open
 	// Escapees that a double fork re-parents come to this process, where sweepOrphans finds them
 	// cheaply and the stopper reaps them once stopped. Without it they still carry the tag.
 	_ = proctree.BecomeSubreaper()
