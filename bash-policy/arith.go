@@ -138,6 +138,9 @@ var testArith = map[string]bool{"-eq": true, "-ne": true, "-lt": true, "-le": tr
 // wait -p's name, let's expressions, printf's arguments (numeric conversions) and the numbers
 // of shift, exit, return, break, continue and ulimit.
 func (j *judge) operands(f frame, name string, args []word, subject string) {
+	if name == "printf" {
+		args = printfArgs(args)
+	}
 	for i, a := range args {
 		if !a.lit {
 			continue
@@ -255,4 +258,19 @@ func taintedValue(w *syntax.Word) bool {
 		}
 	}
 	return false
+}
+
+// printfArgs returns the words of a printf command that its conversions consume: not -v and its
+// name (judged as a name by setters), not "--", and not the format, which bash never evaluates.
+func printfArgs(args []word) []word {
+	if len(args) >= 2 && args[0].text == "-v" {
+		args = args[2:]
+	}
+	if len(args) > 0 && args[0].text == "--" {
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	return args
 }

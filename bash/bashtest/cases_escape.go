@@ -54,14 +54,21 @@ func (e *escapees) command(rest string) string {
 	return b.String()
 }
 
-// countScript sets $n to how many escapees are alive. The names are split in the script text so
-// that the script's own command line never matches them.
+// countScript sets $n to how many escapees are alive. It reads each process's argv[0] with
+// builtins only (one pass over /proc, no process started per entry, so it stays quick on a
+// loaded machine) and ignores a process that exits while it is read. The names are split in the
+// script text so that the script's own command line never matches them.
 func (e *escapees) countScript() string {
-	var b strings.Builder
-	for _, name := range e.names {
+	var b, match strings.Builder
+	for i, name := range e.names {
 		half := len(name) / 2
-		fmt.Fprintf(&b, "m=%s; m=${m}%s; for f in /proc/[0-9]*/cmdline; do c=$(tr '\\0' ' ' <\"$f\" 2>/dev/null); [[ $c == \"$m \"* ]] && n=$((n+1)); done; ", name[:half], name[half:])
+		fmt.Fprintf(&b, "m%d=%s; m%d=${m%d}%s; ", i, name[:half], i, i, name[half:])
+		if i > 0 {
+			match.WriteString(" || ")
+		}
+		fmt.Fprintf(&match, "$c == \"$m%d\"", i)
 	}
+	fmt.Fprintf(&b, "for f in /proc/[0-9]*/cmdline; do c=; { IFS= read -r -d '' c <\"$f\"; } 2>/dev/null; [[ %s ]] && n=$((n+1)); done; ", match.String())
 	return b.String()
 }
 
