@@ -65,7 +65,11 @@ func streamFacts(o bash.Output) *StreamFacts {
 func runFacts(res bash.RunResult) RunFacts {
 	var sandbox *SandboxFacts
 	if sb := res.Sandbox; sb != nil {
-		sandbox = &SandboxFacts{Mode: string(sb.Policy.Mode), Network: string(sb.Policy.Network), Unenforced: sb.Unenforced, Denial: sb.Denial}
+		network := sb.Policy.Network
+		if network == "" {
+			network = bash.NetworkOff // the zero mode, stated: the facts say on or off
+		}
+		sandbox = &SandboxFacts{Mode: string(sb.Policy.Mode), Network: string(network), Unenforced: sb.Unenforced, Denial: sb.Denial}
 	}
 	return RunFacts{
 		Sandbox:   sandbox,
