@@ -31,6 +31,9 @@ func (h *harness) shape(name string, res tools.Result, want string) tools.Result
 	if !strings.Contains(got, want) {
 		h.t.Errorf("%s: got %s (text %q), want it to hold %s", name, got, res.Text(), want)
 	}
+	if f, ok := factsOf(res); ok && !res.IsError && !strings.Contains(res.Text(), f.Output) {
+		h.t.Errorf("%s: the facts hold output %q that the text %q does not show", name, f.Output, res.Text())
+	}
 	return res
 }
 
@@ -39,13 +42,14 @@ func (h *harness) shape(name string, res tools.Result, want string) tools.Result
 // (the TypeScript and Python SDKs) turns a mismatch into an error.
 func TestResultShapesMatchSchemas(t *testing.T) {
 	h := newHarness(t, Config{MaxOutputChars: 200, Timeout: 2 * time.Second})
-	h.shape("empty", h.call("a", "true"), `"outcome":"completed","exitCode":0`)
-	h.shape("completed", h.call("a", "echo hi"), `"exitCode":0`)
-	h.shape("failed", h.call("a", "echo oops >&2; exit_code() { return 4; }; exit_code"), `"exitCode":4`)
-	h.shape("clipped", h.call("a", "seq 1 1000"), `"omittedChars":`)
+	h.shape("empty", h.call("a", "true"), `"outcome":"completed","output":"","exitCode":0`)
+	h.shape("completed", h.call("a", "echo hi"), `"output":"hi","exitCode":0`)
+	h.shape("failed", h.call("a", "echo oops >&2; exit_code() { return 4; }; exit_code"), `"output":"oops","exitCode":4`)
+	h.shape("clipped", h.call("a", "seq 1 1000"), `"output":"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n`)
+	h.shape("clipped", h.call("a", "seq 1 1000"), `\n[output clipped: 3693 characters (939 lines) omitted from the middle; narrow the command (grep -n, head, tail, sed -n) to see them]\n76\n977\n`)
 	h.shape("stdin end-of-file", h.call("a", "read -r x"), `"stdinEOF":true`)
-	h.shape("timed out", h.call("a", "sleep 30"), `"outcome":"timed-out"`)
-	h.shape("shell exited", h.call("a", "exit 3"), `"shellExitCode":3`)
+	h.shape("timed out", h.call("a", "echo partial; sleep 30"), `"outcome":"timed-out","output":"partial`)
+	h.shape("shell exited", h.call("a", "echo bye; exit 3"), `"output":"bye\nexit","shellExitCode":3`)
 	h.shape("shell killed", h.call("a", "kill -KILL $$"), `"shellSignal":"SIGKILL"`)
 	h.shape("lost", h.call("a", "exec >/dev/null 2>&1"), `"outcome":"lost"`)
 

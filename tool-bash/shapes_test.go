@@ -37,7 +37,53 @@ func (h *harness) shape(name string, agent *tools.Agent, tool, args, want string
 	if !strings.Contains(got, want) {
 		h.t.Errorf("%s: %s %s gave %s (text %q), want it to hold %s", name, tool, args, got, res.Text(), want)
 	}
+	if tool == "bash" || tool == "bash_output" {
+		h.outputInFacts(name, res)
+	}
 	return res
+}
+
+// outputInFacts checks that the output a bash or bash_output text block shows is in the facts
+// too, as the text shows it, so a client that shows only the structured content misses nothing.
+func (h *harness) outputInFacts(name string, res tools.Result) {
+	h.t.Helper()
+	var f struct {
+		RunFacts
+		Output *string `json:"output"`
+	}
+	if res.IsError || !factsIn(res, &f) || f.TaskID != "" && f.Output == nil && f.Stdout == nil {
+		return // a failure, or a background start: no output to show
+	}
+	text := res.Text()
+	var shown []string
+	for _, s := range []*StreamFacts{f.Stdout, f.Stderr} {
+		if s != nil {
+			shown = append(shown, s.Text)
+		}
+	}
+	if f.Output != nil {
+		shown = append(shown, *f.Output)
+	}
+	for _, part := range shown {
+		if !strings.Contains(text, part) {
+			h.t.Errorf("%s: the facts hold output %q that the text %q does not show", name, part, text)
+		}
+		text = strings.Replace(text, part, "", 1)
+	}
+	if strings.ContainsFunc(strings.NewReplacer("[stderr]", "", "(no output)", "", "(no new output)", "").Replace(withoutMarkers(text)), func(r rune) bool { return r != '\n' }) {
+		h.t.Errorf("%s: the text shows %q that the facts do not hold", name, text)
+	}
+}
+
+// withoutMarkers drops the tool's own marker lines ("[…]" lines the facts state as fields).
+func withoutMarkers(text string) string {
+	var keep []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "[") || !strings.HasSuffix(line, "]") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 func bashArgs(command string, extra ...string) string {
@@ -57,17 +103,17 @@ func TestResultShapesMatchSchemas(t *testing.T) {
 	me := newSession("shapes", "").agent
 
 	h.shape("no tasks", me, "bash_tasks", `{}`, `"tasks":[]`)
-	h.shape("completed", me, "bash", bashArgs("echo hi"), `"exitCode":0`)
-	h.shape("failed", me, "bash", bashArgs("echo oops >&2; exit 3"), `"exitCode":3`)
-	h.shape("no output", me, "bash", bashArgs("true"), `"stdout":{"bytes":0`)
-	h.shape("timed out", me, "bash", bashArgs("sleep 30", `,"timeoutMs":100`), `"timedOut":true`)
-	h.shape("truncated with spill", me, "bash", bashArgs("seq 1 1000"), `"spillPath":"`)
+	h.shape("completed", me, "bash", bashArgs("echo hi"), `"exitCode":0,"timeoutMs":120000,"stdout":{"text":"hi\n","bytes":3}`)
+	h.shape("failed", me, "bash", bashArgs("echo out; echo oops >&2; exit 3"), `"exitCode":3,"timeoutMs":120000,"stdout":{"text":"out\n","bytes":4},"stderr":{"text":"oops\n","bytes":5}`)
+	h.shape("no output", me, "bash", bashArgs("true"), `"stdout":{"text":"","bytes":0}`)
+	h.shape("timed out", me, "bash", bashArgs("echo partial; sleep 30", `,"timeoutMs":100`), `"timedOut":true,"timeoutMs":100,"stdout":{"text":"partial\n"`)
+	h.shape("truncated with spill", me, "bash", bashArgs("seq 1 1000"), `"stdout":{"text":"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n[output truncated: 3793 bytes omitted; full output: /`)
 	h.shape("signal", me, "bash", bashArgs("kill -KILL $$"), `"signal":"SIGKILL"`)
 
 	start := h.shape("background start", me, "bash", bashArgs("echo started; sleep 60", `,"run_in_background":true`), `"taskId":"`)
 	id, _ := strings.CutPrefix(start.Text(), "started background task ")
 	h.pollOutput(me, id, "started")
-	h.shape("running read", me, "bash_output", taskArgs(id), `"status":"running"`)
+	h.shape("running read", me, "bash_output", taskArgs(id), `"status":"running","taskId"`[:18])
 	h.shape("running list", me, "bash_tasks", `{}`, `"status":"running"`)
 	h.shape("signal sent", me, "bash_kill", taskArgs(id, `,"signal":"SIGUSR1"`), `"taskId":"`+id+`"`)
 	h.waitDone(id) // SIGUSR1 ends a sleeping bash
