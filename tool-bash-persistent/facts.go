@@ -9,15 +9,18 @@ import (
 )
 
 // Facts are the facts of a bash result, carried in tools.Result.Structured (an MCP client reads
-// them as structuredContent): the text is rendered from the same run, and the card reads these,
+// them as structuredContent), the output included, so either block alone tells the whole story:
+// the text is rendered from the same run, and the card reads these,
 // never the text, so output that looks like a marker fools nobody.
 type Facts struct {
 	Outcome       string `json:"outcome" jsonschema:"completed, continuation (the command was incomplete), at-prompt, shell-exited, lost or timed-out."`
+	Output        string `json:"output" jsonschema:"The command's output as the text block shows it: sanitized, and when clipped its head, the clip notice and its tail (the partial output of a timed-out call)."`
 	ExitCode      *int   `json:"exitCode,omitempty" jsonschema:"The command's exit status, when it completed."`
 	ShellExitCode *int   `json:"shellExitCode,omitempty" jsonschema:"The shell's exit status, when the shell exited."`
 	ShellSignal   string `json:"shellSignal,omitempty" jsonschema:"The signal that killed the shell, when one did."`
 	Reset         bool   `json:"reset,omitempty" jsonschema:"The shell was replaced: the next call starts a fresh one."`
 	OmittedChars  int64  `json:"omittedChars,omitempty" jsonschema:"Characters clipped from the middle of the output."`
+	OmittedLines  int64  `json:"omittedLines,omitempty" jsonschema:"Lines clipped from the middle of the output."`
 	StdinEOF      bool   `json:"stdinEOF,omitempty" jsonschema:"A program waiting for terminal input was sent end-of-file."`
 	Sandbox       string `json:"sandbox,omitempty" jsonschema:"The sandbox the shell runs in, when one applies."`
 	Trailer       int    `json:"trailer" jsonschema:"How many lines at the end of the text are the tool's own notices and markers."`
@@ -41,8 +44,8 @@ func outcomeName(r ptyshell.Result) string {
 // runFacts returns the facts of a finished run whose text starts with output; text is the whole
 // result text.
 func runFacts(r ptyshell.Result, reset bool, output, text string) Facts {
-	f := Facts{Outcome: outcomeName(r), Reset: reset, OmittedChars: r.Output.OmittedChars, StdinEOF: r.StdinEOFs > 0,
-		Trailer: trailerLines(output, text)}
+	f := Facts{Outcome: outcomeName(r), Output: output, Reset: reset, OmittedChars: r.Output.OmittedChars,
+		OmittedLines: r.Output.OmittedLines, StdinEOF: r.StdinEOFs > 0, Trailer: trailerLines(output, text)}
 	switch r.Outcome {
 	case ptyshell.Completed:
 		code := r.ExitCode

@@ -207,7 +207,8 @@ func (s *Shells) failedRun(ctx, runCtx context.Context, res ptyshell.Result, err
 	switch cause := context.Cause(runCtx); {
 	case errors.Is(cause, errTimedOut):
 		text := timeoutText(s.cfg.Timeout, res.Output)
-		return withFacts(text, Facts{Outcome: "timed-out", Reset: true, OmittedChars: res.Output.OmittedChars, Sandbox: s.sandboxName(), Trailer: 1})
+		return withFacts(text, Facts{Outcome: "timed-out", Output: outputText(res.Output), Reset: true, OmittedChars: res.Output.OmittedChars,
+			OmittedLines: res.Output.OmittedLines, Sandbox: s.sandboxName(), Trailer: 1})
 	case errors.Is(cause, errDisposed):
 		return tools.Result{}, errDisposed
 	case ctx.Err() != nil:

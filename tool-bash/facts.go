@@ -8,8 +8,9 @@ import (
 )
 
 // The facts of each tool's result, carried in tools.Result.Structured (an MCP client reads them
-// as structuredContent, described by the tool's output schema). The model-facing text is rendered
-// from the same facts; cards and programs read these and never parse the text, so a command that
+// as structuredContent, described by the tool's output schema). They carry the output as the text
+// shows it, so a client that shows only one of the two blocks misses nothing. The model-facing
+// text is rendered from the same facts; cards and programs read these and never parse the text, so a command that
 // prints "[killed by signal: SIGKILL]" and exits 0 fools nobody.
 
 // RunFacts are the facts of a bash result: a foreground run, or a background start (TaskID).
@@ -34,6 +35,7 @@ type SandboxFacts struct {
 
 // StreamFacts are the facts of one collected stream.
 type StreamFacts struct {
+	Text         string `json:"text" jsonschema:"The stream as the text block shows it: sanitized, and when bytes were omitted its head, the truncation line and its tail."`
 	Bytes        int64  `json:"bytes" jsonschema:"Bytes the command wrote to the stream."`
 	OmittedBytes int64  `json:"omittedBytes,omitempty" jsonschema:"Bytes left out between the head and the tail of the text."`
 	SpillPath    string `json:"spillPath,omitempty" jsonschema:"The file that holds the stream from its first byte."`
@@ -46,6 +48,7 @@ type StreamFacts struct {
 type TaskFacts struct {
 	TaskID       string `json:"taskId" jsonschema:"The task id."`
 	Status       string `json:"status" jsonschema:"running, completed or killed."`
+	Output       string `json:"output,omitempty" jsonschema:"bash_output: the new output as the text block shows it (sanitized; absent when there is none)."`
 	ExitCode     *int   `json:"exitCode,omitempty" jsonschema:"The exit status of a completed task."`
 	Signal       string `json:"signal,omitempty" jsonschema:"The signal that ended a killed task, when one did."`
 	Killed       bool   `json:"killed,omitempty" jsonschema:"bash_kill stopped a running task (false: it had already ended)."`
@@ -55,7 +58,7 @@ type TaskFacts struct {
 }
 
 func streamFacts(o bash.Output) *StreamFacts {
-	f := &StreamFacts{Bytes: o.TotalBytes, OmittedBytes: o.OmittedBytes}
+	f := &StreamFacts{Text: renderStream(o), Bytes: o.TotalBytes, OmittedBytes: o.OmittedBytes}
 	if o.Truncated() && o.Spill.Path != "" {
 		f.SpillPath, f.SpillBytes, f.SpillPartial = o.Spill.Path, o.Spill.Bytes, o.Spill.Partial
 	}
@@ -65,7 +68,11 @@ func streamFacts(o bash.Output) *StreamFacts {
 func runFacts(res bash.RunResult) RunFacts {
 	var sandbox *SandboxFacts
 	if sb := res.Sandbox; sb != nil {
-		sandbox = &SandboxFacts{Mode: string(sb.Policy.Mode), Network: string(sb.Policy.Network), Unenforced: sb.Unenforced, Denial: sb.Denial}
+		network := sb.Policy.Network
+		if network == "" {
+			network = bash.NetworkOff // the zero mode, stated: the facts say on or off
+		}
+		sandbox = &SandboxFacts{Mode: string(sb.Policy.Mode), Network: string(network), Unenforced: sb.Unenforced, Denial: sb.Denial}
 	}
 	return RunFacts{
 		Sandbox:   sandbox,

@@ -73,7 +73,8 @@ func (s *Set) listTasks(ctx context.Context, call tools.Call, args TasksArgs) (t
 		}
 	}
 	slices.Reverse(mine) // List is in start order
-	facts := TaskListFacts{}
+	// No tasks is [], never null: the schema says array, and validating clients refuse null.
+	facts := TaskListFacts{Tasks: []ListedTask{}}
 	if len(mine) > limit {
 		facts.Older = len(mine) - limit
 		mine = mine[:limit]

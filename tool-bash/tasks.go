@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/termtext"
 	"github.com/dsh-go/dsh/tools"
 )
 
@@ -93,6 +94,7 @@ func (s *Set) readOutput(ctx context.Context, call tools.Call, args TaskArgs) (t
 		facts = factsOf(read.Task)
 	}
 	out := taskFactsOf(id, facts)
+	out.Output = termtext.String(read.Delta)
 	out.OmittedBytes, out.StdoutSpill, out.StderrSpill = read.OmittedBytes, read.StdoutSpill.Path, read.StderrSpill.Path
 	return withFacts(renderRead(read, facts), out)
 }

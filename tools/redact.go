@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -19,7 +21,8 @@ type Secret struct {
 const MinSecretLen = 8
 
 // Redact returns an [After] stage that replaces every occurrence of the value of each of
-// secrets in the text blocks of a result, failed results included, with "[redacted: NAME]".
+// secrets in the text blocks of a result, failed results included, and in the string values of
+// its structured content, with "[redacted: NAME]".
 // Values shorter than [MinSecretLen] bytes are ignored; a value held under several names is
 // reported under the first. Where two values overlap, the longer one is replaced. A result
 // without any occurrence is accepted as it is.
@@ -47,12 +50,65 @@ func Redact(secrets []Secret) After {
 			}
 			content[i].Text = clean
 		}
-		if content == nil {
+		structured, changed := redactJSON(res.Structured, rep)
+		if content == nil && !changed {
 			return Outcome{Action: Accept}
 		}
-		res.Content = content
+		if content != nil {
+			res.Content = content
+		}
+		res.Structured = structured
 		return Outcome{Action: Replace, Result: res}
 	}
+}
+
+// redactJSON applies rep to every string value of the JSON object raw (the structured content
+// carries the output too) and returns the result re-encoded, with true, or raw and false when
+// nothing changed or raw is not JSON.
+func redactJSON(raw json.RawMessage, rep func(string) string) (json.RawMessage, bool) {
+	if len(raw) == 0 {
+		return raw, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw, false
+	}
+	v, changed := redactValue(v, rep)
+	if !changed {
+		return raw, false
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return raw, false
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), true
+}
+
+// redactValue applies rep to the strings of a decoded JSON value.
+func redactValue(v any, rep func(string) string) (any, bool) {
+	changed := false
+	switch x := v.(type) {
+	case string:
+		clean := rep(x)
+		return clean, clean != x
+	case []any:
+		for i, e := range x {
+			var c bool
+			x[i], c = redactValue(e, rep)
+			changed = changed || c
+		}
+	case map[string]any:
+		for k, e := range x {
+			var c bool
+			x[k], c = redactValue(e, rep)
+			changed = changed || c
+		}
+	}
+	return v, changed
 }
 
 // RedactText returns the replacement [Redact] applies to each text block, for text that leaves

@@ -27,7 +27,8 @@ import (
 //catalog:service tools/registry
 type Registry struct {
 	mu          sync.RWMutex
-	tools       []*Tool // registration order
+	tools       []*Tool               // registration order
+	outputs     map[*Tool]outputCheck // registered tool → its output schema, resolved on first use
 	middlewares []*entry[Middleware]
 	before      []*entry[Before]
 	after       []*entry[After]
@@ -97,6 +98,7 @@ func (r *Registry) Register(t *Tool) (unregister func(), err error) {
 	}
 	own := *t
 	own.Parameters = bytes.Clone(t.Parameters)
+	own.OutputSchema = bytes.Clone(t.OutputSchema)
 	if t.Annotations != nil {
 		a := *t.Annotations
 		own.Annotations = &a
@@ -108,11 +110,18 @@ func (r *Registry) Register(t *Tool) (unregister func(), err error) {
 		return nil, fmt.Errorf("tools: tool %q is already registered", t.Name)
 	}
 	r.tools = append(r.tools, &own)
+	if own.OutputSchema != nil {
+		if r.outputs == nil {
+			r.outputs = map[*Tool]outputCheck{}
+		}
+		r.outputs[&own] = newOutputCheck(own.OutputSchema)
+	}
 	r.mu.Unlock()
 	unregister = func() {
 		r.mu.Lock()
 		n := len(r.tools)
 		r.tools = slices.DeleteFunc(r.tools, func(x *Tool) bool { return x == &own })
+		delete(r.outputs, &own)
 		removed := len(r.tools) < n
 		r.mu.Unlock()
 		if removed {
@@ -282,7 +291,10 @@ func (r *Registry) chains() chains {
 //     [CodeAborted] when the error is ctx's own error after ctx ended;
 //   - a panic in the tool, a middleware or a stage: `Error: tool "<name>" panicked: <value>`,
 //     code [CodePanic];
-//   - an After stage blocked the result: "Error: result blocked: <reason>", code [CodeBlocked].
+//   - an After stage blocked the result: "Error: result blocked: <reason>", code [CodeBlocked];
+//   - while results are checked (in tests, and with DSH_DEBUG_SCHEMA=1, see [DebugSchemaEnv]),
+//     a result that [Tool.CheckResult] refuses: `Error: tool "<name>" returned a result outside
+//     its output schema: …; the result was:` followed by the result's own content, code [CodeResultSchema].
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	c := r.chains()
 	var next Next = func(ctx context.Context, call Call) Result { return r.dispatch(ctx, call, c) }
@@ -294,8 +306,24 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	for _, s := range c.after {
 		res = r.runAfter(ctx, call, s, res)
 	}
+	if checkResults() {
+		res = r.outputCheck(call.Name).check(call.Name, res)
+	}
 	res.CallID = call.ID
 	return res
+}
+
+// outputCheck returns the output check of the tool registered under name, nil when there is
+// none.
+func (r *Registry) outputCheck(name string) outputCheck {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.tools {
+		if t.Name == name {
+			return r.outputs[t]
+		}
+	}
+	return nil
 }
 
 // contain returns what run returns, or the result standing for its panic.

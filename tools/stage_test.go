@@ -276,6 +276,11 @@ func TestRedact(t *testing.T) {
 			Result{Content: []Content{TextContent("a [redacted: API_KEY]"), {Type: "image", Text: "abcdefgh"}, TextContent("b")}}, Replace},
 		{"failed results too", ErrorResult(errors.New("bad token abcdefgh")),
 			Result{Content: []Content{TextContent("Error: [redacted: API_KEY]")}}, Replace},
+		{"structured content, nested strings, numbers kept exact",
+			Result{Content: []Content{TextContent("x")}, Structured: json.RawMessage(`{"stdout":{"text":"k=abcdefgh <b>","bytes":12345678901234567890},"list":["abcdefgh-ijkl"]}`)},
+			Result{Content: []Content{TextContent("x")}, Structured: json.RawMessage(`{"list":["[redacted: LONG_TOKEN]"],"stdout":{"bytes":12345678901234567890,"text":"k=[redacted: API_KEY] <b>"}}`)}, Replace},
+		{"structured content without a secret", Result{Content: []Content{TextContent("x")}, Structured: json.RawMessage(`{"a":"b"}`)},
+			Result{Content: []Content{TextContent("x")}, Structured: json.RawMessage(`{"a":"b"}`)}, Accept},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -296,6 +301,9 @@ func TestRedact(t *testing.T) {
 			}
 			if fmt.Sprint(o.Result.Content) != fmt.Sprint(tt.want.Content) || o.Result.IsError != tt.in.IsError {
 				t.Errorf("got %v, want %v", o.Result.Content, tt.want.Content)
+			}
+			if string(o.Result.Structured) != string(tt.want.Structured) {
+				t.Errorf("structured %s, want %s", o.Result.Structured, tt.want.Structured)
 			}
 		})
 	}
