@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // TagVar is the environment variable that every process of a command carries, set by whoever
@@ -79,8 +80,10 @@ var valueShapes = []string{
 	`(^|[^A-Za-z0-9_])dapi[a-f0-9]{32}`,                           // Databricks
 }
 
-// secretValue is valueShapes as one expression.
-var secretValue = regexp.MustCompile(valueShape())
+// secretValue returns valueShapes as one expression, compiled on first use: most processes
+// that import this package (dsh's supervisor, `dsh tools`) never match a value, and compiling
+// it is a third of the package initialisation of dsh.
+var secretValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(valueShape()) })
 
 // valueShape returns valueShapes joined into one alternation.
 func valueShape() string { return "(" + strings.Join(valueShapes, ")|(") + ")" }
@@ -96,7 +99,7 @@ func SecretValue(value string) bool {
 	for i := 0; i < len(value); i++ {
 		for _, lit := range literalsAt[value[i]] {
 			if strings.HasPrefix(value[i:], lit) {
-				return secretValue.MatchString(value)
+				return secretValue().MatchString(value)
 			}
 		}
 	}
