@@ -166,8 +166,11 @@ func elicitation(d tools.Decision) *mcp.ElicitParams {
 					Type:        "string",
 					Title:       "Decision",
 					Description: "once: run this command; session: also run the same command again in this session without asking; decline: do not run it.",
-					Enum:        []any{choiceOnce, choiceSession, choiceDecline},
-					Extra:       map[string]any{"enumNames": []any{"Approve once", "Approve for this session", "Decline"}},
+					OneOf: []*jsonschema.Schema{ // a titled single-select enum (MCP 2025-11-25)
+						{Const: jsonschema.Ptr[any](choiceOnce), Title: "Approve once"},
+						{Const: jsonschema.Ptr[any](choiceSession), Title: "Approve for this session"},
+						{Const: jsonschema.Ptr[any](choiceDecline), Title: "Decline"},
+					},
 				},
 			},
 			Required: []string{"decision"},

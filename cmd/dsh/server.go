@@ -287,10 +287,21 @@ func (st *session) drain() []tools.Notice {
 	return n
 }
 
+// unread puts notices taken by drain back at the head of the queue, for a call that returned no
+// result to carry them.
+func (st *session) unread(ns []tools.Notice) {
+	if len(ns) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.notices = append(ns, st.notices...)
+}
+
 // handler returns the MCP handler of the tool named name. It runs the call through the
 // registry with the session as the calling agent; the call stops when the client cancels the
 // request, disconnects, or the server closes. The result never is a protocol error: every
-// failure is an isError result the model reads, and the session's queued notices come first.
+// failure is an isError result the model reads, and the notices queued before the call come first.
 // When the policy asks and the client can ask its user, the result is that question instead
 // (see policy.go); the client sends the call again with the answer.
 func (s *server) handler(name string) mcp.ToolHandler {
@@ -310,6 +321,10 @@ func (s *server) handler(name string) mcp.ToolHandler {
 		ctx, ask := withAsk(ctx, req)
 		ctx, stopProgress := s.watchProgress(ctx, req)
 		defer stopProgress() // before the handler returns: no notification after the result
+		// The notices queued before the call began come with its result; a task that ends while
+		// the call runs (the one it starts, say) is told in the next result, so a result never
+		// depends on how quickly a task finishes.
+		notices := st.drain()
 		res := s.tools.reg.Execute(ctx, tools.Call{
 			ID:    strconv.FormatUint(st.calls.Add(1), 10),
 			Name:  name,
@@ -317,9 +332,10 @@ func (s *server) handler(name string) mcp.ToolHandler {
 			Agent: st.agent,
 		})
 		if q, ok := ask.question(); ok {
+			st.unread(notices)
 			return q, nil
 		}
-		return toMCP(st.drain(), res), nil
+		return toMCP(notices, res), nil
 	}
 }
 
