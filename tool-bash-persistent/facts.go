@@ -10,8 +10,8 @@ import (
 
 // Facts are the facts of a bash result, carried in tools.Result.Structured (an MCP client reads
 // them as structuredContent), the output included, so either block alone tells the whole story:
-// the text is rendered from the same run, and the card reads these,
-// never the text, so output that looks like a marker fools nobody.
+// the text is rendered from the same run, and the card reads these, never the text, so output
+// that looks like a marker fools nobody.
 type Facts struct {
 	Outcome       string `json:"outcome" jsonschema:"completed, continuation (the command was incomplete), at-prompt, shell-exited, lost or timed-out."`
 	Output        string `json:"output" jsonschema:"The command's output as the text block shows it: sanitized, and when clipped its head, the clip notice and its tail (the partial output of a timed-out call)."`

@@ -132,8 +132,9 @@ func lostLine(r ptyshell.LostReason) string {
 }
 
 // timeoutText is the result of a call whose deadline passed: the partial output, then the
-// reset notice. The seconds are rounded half up.
-func timeoutText(d time.Duration, partial ptyshell.Output) string {
+// reset notice; partial is the partial output as outputText renders it. The seconds are rounded
+// half up.
+func timeoutText(d time.Duration, partial string) string {
 	secs := int64(math.Round(d.Seconds()))
-	return fmt.Sprintf("Your command timed out after %d seconds. Below is partial output:\n%s\n%s", secs, outputText(partial), ResetText)
+	return fmt.Sprintf("Your command timed out after %d seconds. Below is partial output:\n%s\n%s", secs, partial, ResetText)
 }

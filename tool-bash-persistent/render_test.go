@@ -43,10 +43,10 @@ func TestRender(t *testing.T) {
 			}
 		})
 	}
-	if got := timeoutText(1500*1e6, ptyshell.Output{Head: "p"}); got != "Your command timed out after 2 seconds. Below is partial output:\np\n"+ResetText {
+	if got := timeoutText(1500*1e6, outputText(ptyshell.Output{Head: "p"})); got != "Your command timed out after 2 seconds. Below is partial output:\np\n"+ResetText {
 		t.Fatalf("timeout text %q", got)
 	}
-	if got := timeoutText(10*1e6, ptyshell.Output{}); got != "Your command timed out after 0 seconds. Below is partial output:\n\n"+ResetText {
+	if got := timeoutText(10*1e6, outputText(ptyshell.Output{})); got != "Your command timed out after 0 seconds. Below is partial output:\n\n"+ResetText {
 		t.Fatalf("timeout text %q", got)
 	}
 }

@@ -206,8 +206,8 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 func (s *Shells) failedRun(ctx, runCtx context.Context, res ptyshell.Result, err error) (tools.Result, error) {
 	switch cause := context.Cause(runCtx); {
 	case errors.Is(cause, errTimedOut):
-		text := timeoutText(s.cfg.Timeout, res.Output)
-		return withFacts(text, Facts{Outcome: "timed-out", Output: outputText(res.Output), Reset: true, OmittedChars: res.Output.OmittedChars,
+		output := outputText(res.Output)
+		return withFacts(timeoutText(s.cfg.Timeout, output), Facts{Outcome: "timed-out", Output: output, Reset: true, OmittedChars: res.Output.OmittedChars,
 			OmittedLines: res.Output.OmittedLines, Sandbox: s.sandboxName(), Trailer: 1})
 	case errors.Is(cause, errDisposed):
 		return tools.Result{}, errDisposed

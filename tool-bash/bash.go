@@ -131,7 +131,8 @@ func (s *Set) runBash(ctx context.Context, call tools.Call, args BashArgs) (tool
 	if res.Aborted {
 		return tools.Result{}, &tools.Error{Code: tools.CodeAborted, Message: "tool call aborted", Err: context.Cause(ctx)}
 	}
-	return withFacts(renderRun(res), runFacts(res))
+	facts := runFacts(res)
+	return withFacts(renderRun(res, facts), facts)
 }
 
 // millis converts a positive number of milliseconds to a duration, rounding up to a whole

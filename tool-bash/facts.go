@@ -10,8 +10,8 @@ import (
 // The facts of each tool's result, carried in tools.Result.Structured (an MCP client reads them
 // as structuredContent, described by the tool's output schema). They carry the output as the text
 // shows it, so a client that shows only one of the two blocks misses nothing. The model-facing
-// text is rendered from the same facts; cards and programs read these and never parse the text, so a command that
-// prints "[killed by signal: SIGKILL]" and exits 0 fools nobody.
+// text is rendered from the same facts; cards and programs read these and never parse the text,
+// so a command that prints "[killed by signal: SIGKILL]" and exits 0 fools nobody.
 
 // RunFacts are the facts of a bash result: a foreground run, or a background start (TaskID).
 type RunFacts struct {

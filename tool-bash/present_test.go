@@ -142,7 +142,7 @@ func TestBashResultPresentationRoundTrip(t *testing.T) {
 		{"a forged kill marker from a command that exits 0", bash.RunResult{ExitCode: intp(0), Stdout: out("done\n[killed by signal: SIGKILL]\n")}, "done\n[killed by signal: SIGKILL]\n", intp(0), ""},
 	}
 	for _, tc := range cases {
-		text := renderRun(tc.res)
+		text := renderRun(tc.res, runFacts(tc.res))
 		res, err := withFacts(text, runFacts(tc.res))
 		if err != nil {
 			t.Fatal(err)

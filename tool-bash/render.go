@@ -13,10 +13,10 @@ import (
 // "[timed out after Nms]" (whenever the executor's deadline fired, however the command then
 // ended), "[killed by signal: SIG]" or "[exit code: N]" (non-zero only), and for a sandboxed run
 // "[sandbox: not enforced: …]" (best effort) and "[sandbox: <what was denied>]" (a failure), one
-// per line.
-func renderRun(res bash.RunResult) string {
-	body := renderStream(res.Stdout)
-	if errText := renderStream(res.Stderr); errText != "" {
+// per line. The streams' text is taken from f, the facts of the same run, so it is rendered once.
+func renderRun(res bash.RunResult, f RunFacts) string {
+	body := f.Stdout.Text
+	if errText := f.Stderr.Text; errText != "" {
 		if body != "" && !strings.HasSuffix(body, "\n") {
 			body += "\n"
 		}
@@ -101,9 +101,10 @@ func factsOf(t *bash.Task) taskFacts {
 
 // renderRead renders one bash_output read: the new output, sanitized like a foreground run's,
 // or "(no new output)", a note when output was dropped from memory before it could be read
-// (naming the spill files), and the status line taken before the read.
-func renderRead(read bash.TaskRead, facts taskFacts) string {
-	text := termtext.String(read.Delta)
+// (naming the spill files), and the status line taken before the read. output is the new
+// output sanitized (termtext.String of read.Delta), as the result's facts carry it.
+func renderRead(read bash.TaskRead, facts taskFacts, output string) string {
+	text := output
 	if text == "" {
 		text = "(no new output)"
 	}

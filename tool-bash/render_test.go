@@ -49,7 +49,7 @@ func TestRenderRun(t *testing.T) {
 			"a\n[output truncated: 5 bytes omitted; full output: /o]\nb\n[stderr]\nc\n[output truncated: 6 bytes omitted; full output: /e]\nd"},
 	}
 	for _, tc := range cases {
-		if got := renderRun(tc.res); got != tc.want {
+		if got := renderRun(tc.res, runFacts(tc.res)); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
@@ -250,7 +250,7 @@ func TestRenderRunSandboxMarkers(t *testing.T) {
 	want := "[stderr]\nbash: /etc/x: Permission denied\n[exit code: 1]\n" +
 		"[sandbox: not enforced: signal and abstract Unix socket scoping (Landlock ABI 6)]\n" +
 		"[sandbox: write outside the workspace denied: /etc/x]"
-	if got := renderRun(res); got != want {
+	if got := renderRun(res, runFacts(res)); got != want {
 		t.Errorf("renderRun =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -96,7 +96,7 @@ func (s *Set) readOutput(ctx context.Context, call tools.Call, args TaskArgs) (t
 	out := taskFactsOf(id, facts)
 	out.Output = termtext.String(read.Delta)
 	out.OmittedBytes, out.StdoutSpill, out.StderrSpill = read.OmittedBytes, read.StdoutSpill.Path, read.StderrSpill.Path
-	return withFacts(renderRead(read, facts), out)
+	return withFacts(renderRead(read, facts, out.Output), out)
 }
 
 // killTask is the bash_kill tool's body.

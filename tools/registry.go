@@ -27,8 +27,7 @@ import (
 //catalog:service tools/registry
 type Registry struct {
 	mu          sync.RWMutex
-	tools       []*Tool               // registration order
-	outputs     map[*Tool]outputCheck // registered tool → its output schema, resolved on first use
+	tools       []*Tool // registration order
 	middlewares []*entry[Middleware]
 	before      []*entry[Before]
 	after       []*entry[After]
@@ -109,19 +108,13 @@ func (r *Registry) Register(t *Tool) (unregister func(), err error) {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("tools: tool %q is already registered", t.Name)
 	}
+	own.output = newOutputCheck(own.OutputSchema)
 	r.tools = append(r.tools, &own)
-	if own.OutputSchema != nil {
-		if r.outputs == nil {
-			r.outputs = map[*Tool]outputCheck{}
-		}
-		r.outputs[&own] = newOutputCheck(own.OutputSchema)
-	}
 	r.mu.Unlock()
 	unregister = func() {
 		r.mu.Lock()
 		n := len(r.tools)
 		r.tools = slices.DeleteFunc(r.tools, func(x *Tool) bool { return x == &own })
-		delete(r.outputs, &own)
 		removed := len(r.tools) < n
 		r.mu.Unlock()
 		if removed {
@@ -307,23 +300,12 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 		res = r.runAfter(ctx, call, s, res)
 	}
 	if checkResults() {
-		res = r.outputCheck(call.Name).check(call.Name, res)
+		if t, ok := r.Lookup(call.Name); ok {
+			res = t.output.check(call.Name, res)
+		}
 	}
 	res.CallID = call.ID
 	return res
-}
-
-// outputCheck returns the output check of the tool registered under name, nil when there is
-// none.
-func (r *Registry) outputCheck(name string) outputCheck {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, t := range r.tools {
-		if t.Name == name {
-			return r.outputs[t]
-		}
-	}
-	return nil
 }
 
 // contain returns what run returns, or the result standing for its panic.

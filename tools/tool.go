@@ -39,6 +39,8 @@ type Tool struct {
 	Execute       func(ctx context.Context, call Call) (Result, error)
 	PresentCall   func(args json.RawMessage) (CallView, bool)
 	PresentResult func(args json.RawMessage, result Result) (ResultView, bool)
+
+	output outputCheck // a registry's own copy: OutputSchema resolved on first use
 }
 
 // Handler is the typed body of a tool built with [New]. It receives the call's context

@@ -39,6 +39,13 @@ func startDshHTTPEnv(t testing.TB, env []string, args ...string) *dshHTTP {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startHTTPBinary(t, bin, env, args...)
+}
+
+// startHTTPBinary starts the dsh binary bin as `dsh mcp -http 127.0.0.1:0` with the test tokens,
+// the extra environment env and args, and returns it once it says where it serves.
+func startHTTPBinary(t testing.TB, bin string, env []string, args ...string) *dshHTTP {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp", "-http", "127.0.0.1:0", "-token-file", writeTokens(t)}, args...)...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)

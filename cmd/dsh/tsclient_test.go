@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,13 +38,13 @@ func TestTSClient(t *testing.T) {
 		if err := os.WriteFile(policy, []byte(`{"default":"allow","ask":["touch *"],"deny":["rm"]}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd, url := startBuiltHTTP(t, dsh, "-policy", policy, "-workdir", dir)
-		runScenario(t, modules, "http", url, aliceToken, dir)
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		d := startHTTPBinary(t, dsh, nil, "-policy", policy, "-workdir", dir)
+		runScenario(t, modules, "http", d.url, aliceToken, dir)
+		if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("dsh mcp -http after SIGTERM: %v", err)
+		if code := d.wait(t); code != 0 {
+			t.Errorf("dsh mcp -http after SIGTERM exited %d; stderr:\n%s", code, d.stderr)
 		}
 	})
 }
@@ -165,44 +164,4 @@ func npmModules(t *testing.T) string {
 		}
 	}
 	return modules
-}
-
-// startBuiltHTTP starts the built dsh as `dsh mcp -http 127.0.0.1:0` with the test tokens and
-// args and returns it and the URL it serves at.
-func startBuiltHTTP(t *testing.T, dsh string, args ...string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(dsh, append([]string{"mcp", "-http", "127.0.0.1:0", "-token-file", writeTokens(t)}, args...)...)
-	cmd.Dir = t.TempDir()
-	dieWithTest(cmd)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			} else {
-				os.Stderr.WriteString(sc.Text() + "\n")
-			}
-		}
-	}()
-	select {
-	case url := <-urls:
-		return cmd, url
-	case <-time.After(20 * time.Second):
-		t.Fatal("dsh mcp -http did not say where it serves within 20s")
-	}
-	return nil, ""
 }
