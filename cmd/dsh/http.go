@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,14 @@ const (
 	// httpWriteTimeout bounds one write to a client (an event of a stream, a response): a
 	// client that stops reading has its stream closed instead of holding a call forever.
 	httpWriteTimeout = 30 * time.Second
+	// httpBodyTimeout bounds the read of one request's body, so that a client whose body never
+	// arrives holds no handler.
+	httpBodyTimeout = 30 * time.Second
+	// httpMaxPending is how many connections may wait at once for their first request with a
+	// valid token; past it the oldest is closed (see connGuard).
+	httpMaxPending = 256
+	// httpConnIdle is how long a connection may stay open between requests.
+	httpConnIdle = 2 * time.Minute
 )
 
 // Codes of the JSON-RPC errors the front answers itself (the implementation-defined server
@@ -54,20 +63,28 @@ type httpConfig struct {
 	IdleTimeout time.Duration
 	Drain       time.Duration
 	MaxSessions int
-	MaxBody     int64
-	MaxCalls    int
-	// WriteTimeout bounds one write to a client (0: httpWriteTimeout); not a flag, tests
-	// shorten it.
+	// MaxPrincipalSessions bounds the sessions of one principal (at most MaxSessions; 0: an
+	// equal share of MaxSessions for each principal of the token file).
+	MaxPrincipalSessions int
+	MaxBody              int64
+	MaxCalls             int
+	// WriteTimeout bounds one write to a client (0: httpWriteTimeout), BodyTimeout the read of
+	// one request body (0: httpBodyTimeout) and MaxPending the connections without a valid
+	// token yet (0: httpMaxPending); not flags, tests lower them.
 	WriteTimeout time.Duration
+	BodyTimeout  time.Duration
+	MaxPending   int
 }
 
 // front is dsh's handler in front of the SDK's streamable HTTP handler. It checks what the SDK
 // does not, in this order: the path, the Origin (DNS rebinding), the bearer token, the session
 // (it must exist and belong to the token's principal: any other session id gets the same 404
-// as an unknown one), the body size and the limits; and it owns each session's life: DELETE
-// and the idle timeout end a session the way a stdio client's departure does (its calls are
-// cancelled, then what it owns is released), and drain refuses new sessions and new calls
-// while the calls in flight finish.
+// as an unknown one), the body size and time, batches, and the limits; and it owns each
+// session's life: DELETE and the idle timeout end a session the way a stdio client's departure
+// does (its calls are cancelled, then what it owns is released), a principal at its limit of
+// sessions gets its longest-idle session that runs nothing reclaimed, and drain refuses new
+// sessions and new calls while the calls in flight finish. A request refused before its body
+// is read closes its connection, so a body that never comes holds nothing.
 //
 // A request the client cancelled (notifications/cancelled) gets no response: the front drops
 // the response event the SDK still writes for it, as the stdio guard does.
@@ -80,9 +97,11 @@ type front struct {
 	cfg    httpConfig
 	logger *slog.Logger
 
+	conns *connGuard
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession // by Mcp-Session-Id
-	creating int                     // POSTs that may create a session, in flight
+	creating map[string]int          // by principal: initialize POSTs counted against the limits
 	calls    int                     // POSTs carrying requests, in flight
 	draining bool
 	quiet    chan struct{} // closed once draining and no POST carrying a request is in flight
@@ -97,10 +116,11 @@ type httpSession struct {
 	ended     <-chan struct{} // closed once the server has ended the session and released it
 	book      ledger          // requests in flight and those the client cancelled
 
-	mu      sync.Mutex
-	active  int // requests being served
-	idle    *time.Timer
-	closing bool
+	mu        sync.Mutex
+	active    int       // requests being served
+	idleSince time.Time // when active last fell to 0
+	idle      *time.Timer
+	closing   bool
 }
 
 // newFront returns the front of srv's tools for cfg with the tokens ts.
@@ -111,6 +131,11 @@ func newFront(srv *server, ts *tokenSet, cfg httpConfig, logger *slog.Logger) *f
 		cfg:      cfg,
 		logger:   logger,
 		sessions: map[string]*httpSession{},
+		creating: map[string]int{},
+		conns:    newConnGuard(cmp.Or(cfg.MaxPending, httpMaxPending)),
+	}
+	if f.cfg.MaxPrincipalSessions == 0 {
+		f.cfg.MaxPrincipalSessions = max(1, cfg.MaxSessions/len(ts.principals))
 	}
 	srv.maxCalls = cfg.MaxCalls
 	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.mcp }, &mcp.StreamableHTTPOptions{
@@ -123,19 +148,20 @@ func newFront(srv *server, ts *tokenSet, cfg httpConfig, logger *slog.Logger) *f
 // ServeHTTP implements http.Handler.
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != mcpPath {
-		http.NotFound(w, r)
+		refuse(w, http.StatusNotFound, "404 page not found")
 		return
 	}
 	if !allowedOrigin(r) {
-		http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+		refuse(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}
 	principal, ok := f.tokens.principal(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)
-		w.WriteHeader(http.StatusUnauthorized) // no detail: nothing to learn from it
+		refuse(w, http.StatusUnauthorized, fmt.Sprintf("Unauthorized: send the header \"Authorization: Bearer TOKEN\" with a token from dsh's token file (%s)", f.cfg.TokenFile))
 		return
 	}
+	f.conns.authenticated(r.Context())
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		if r.Method == http.MethodPost {
@@ -147,7 +173,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hs := f.lookup(id, principal)
 	if hs == nil {
-		http.Error(w, "session not found", http.StatusNotFound)
+		refuse(w, http.StatusNotFound, "session not found")
 		return
 	}
 	switch r.Method {
@@ -181,25 +207,25 @@ func (f *front) lookup(id, principal string) *httpSession {
 }
 
 // create serves a POST without a session id: an initialize that opens a session for principal,
-// unless the server is draining or has its maximum of sessions.
+// unless the server is draining or no session can be made (see reserve). Anything else without
+// a session id is a 400.
 func (f *front) create(w http.ResponseWriter, r *http.Request, principal string) {
 	body, ok := f.readBody(w, r)
 	if !ok {
 		return
 	}
-	f.mu.Lock()
+	msg := peek(body)
 	switch {
-	case f.draining:
-		f.mu.Unlock()
-		writeRPCError(w, http.StatusServiceUnavailable, nil, codeUnavailable, "dsh is shutting down: no new sessions")
+	case msg.batch:
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, errBatch)
 		return
-	case len(f.sessions)+f.creating >= f.cfg.MaxSessions:
-		f.mu.Unlock()
-		writeRPCError(w, http.StatusServiceUnavailable, nil, codeUnavailable, fmt.Sprintf("too many sessions (limit %d); end one (DELETE) or try later", f.cfg.MaxSessions))
+	case !msg.request || msg.method != "initialize":
+		writeRPCError(w, http.StatusBadRequest, msg.id, jsonrpc.CodeInvalidRequest, "invalid request: no Mcp-Session-Id header; a session begins with an initialize request, and every later message carries the id its response gave")
 		return
 	}
-	f.creating++
-	f.mu.Unlock()
+	if !f.reserve(w, principal) {
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	cw := &createWriter{ResponseWriter: w, f: f, principal: principal}
 	f.sdk.ServeHTTP(cw, r)
@@ -207,6 +233,88 @@ func (f *front) create(w http.ResponseWriter, r *http.Request, principal string)
 	if cw.hs != nil {
 		f.finish(cw.hs) // the initialize was the session's first request (see register)
 	}
+}
+
+// errBatch is the message of the error answering a JSON-RPC batch.
+const errBatch = "invalid request: JSON-RPC batches are not supported (MCP dropped them in 2025-06-18); send one message per request"
+
+// reserve counts a session about to be opened for principal against the limits: -max-sessions
+// in all and -max-principal-sessions per principal. When either is reached, principal's
+// longest-idle session that runs nothing (no request, no call, no background task) is ended to
+// make room: a client that never ends its sessions only ever competes with itself. When no
+// session of principal can go, or the server is draining, reserve answers with a 503 saying
+// what to do, and reports false.
+func (f *front) reserve(w http.ResponseWriter, principal string) bool {
+	for {
+		f.mu.Lock()
+		if f.draining {
+			f.mu.Unlock()
+			writeRPCError(w, http.StatusServiceUnavailable, nil, codeUnavailable, "dsh is shutting down: no new sessions")
+			return false
+		}
+		own, total := f.countLocked(principal)
+		if own < f.cfg.MaxPrincipalSessions && total < f.cfg.MaxSessions {
+			f.creating[principal]++
+			f.mu.Unlock()
+			return true
+		}
+		victim := f.idlestLocked(principal)
+		f.mu.Unlock()
+		if victim == nil {
+			writeRPCError(w, http.StatusServiceUnavailable, nil, codeUnavailable, f.fullMessage(principal, own))
+			return false
+		}
+		f.logger.Info("dsh: session reclaimed for a new one", "principal", principal, "idle", time.Since(victim.idleSince).Round(time.Second))
+		f.end(victim)
+	}
+}
+
+// countLocked returns the sessions (open or being opened) of principal and of every principal.
+func (f *front) countLocked(principal string) (own, total int) {
+	for _, hs := range f.sessions {
+		if hs.principal == principal {
+			own++
+		}
+	}
+	total = len(f.sessions)
+	for p, n := range f.creating {
+		if p == principal {
+			own += n
+		}
+		total += n
+	}
+	return own, total
+}
+
+// idlestLocked picks principal's session that has been idle longest and runs nothing, and marks
+// it as closing, so that no one else picks it or reaches it; nil when there is none.
+func (f *front) idlestLocked(principal string) *httpSession {
+	var victim *httpSession
+	for _, hs := range f.sessions {
+		if hs.principal != principal || f.srv.busy(hs.ss) {
+			continue
+		}
+		hs.mu.Lock()
+		if !hs.closing && hs.active == 0 && (victim == nil || hs.idleSince.Before(victim.idleSince)) {
+			victim = hs
+		}
+		hs.mu.Unlock()
+	}
+	if victim != nil {
+		victim.mu.Lock()
+		victim.closing = true
+		victim.mu.Unlock()
+	}
+	return victim
+}
+
+// fullMessage says why principal, which has own sessions, gets no new one, and what to do.
+func (f *front) fullMessage(principal string, own int) string {
+	const what = "end one (DELETE with its Mcp-Session-Id) or let its work finish: a session that runs nothing is reclaimed for a new one"
+	if own >= f.cfg.MaxPrincipalSessions {
+		return fmt.Sprintf("too many sessions: principal %q has %d (the limit per principal), each running a call or a background task; %s", principal, own, what)
+	}
+	return fmt.Sprintf("too many sessions: dsh has %d (its limit), and none of principal %q's %d runs nothing; %s, or try later", f.cfg.MaxSessions, principal, own, what)
 }
 
 // createWriter records the session the SDK opens when it sends the response headers, which
@@ -228,7 +336,9 @@ func (c *createWriter) register() {
 		// when the SDK returns, so that a client that has its answer does not see its own
 		// session counted twice against the limit.
 		c.f.mu.Lock()
-		c.f.creating--
+		if c.f.creating[c.principal]--; c.f.creating[c.principal] == 0 {
+			delete(c.f.creating, c.principal)
+		}
 		c.f.mu.Unlock()
 	})
 }
@@ -301,6 +411,10 @@ func (f *front) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
 		return
 	}
 	msg := peek(body)
+	if msg.batch {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, errBatch)
+		return
+	}
 	if msg.request {
 		f.mu.Lock()
 		if f.draining {
@@ -321,7 +435,7 @@ func (f *front) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
 		hs.book.cancel(msg.cancels)
 	}
 	if !hs.begin() {
-		http.Error(w, "session not found", http.StatusNotFound)
+		refuse(w, http.StatusNotFound, "session not found")
 		return
 	}
 	defer f.finish(hs)
@@ -340,20 +454,37 @@ func (f *front) callDone() {
 	}
 }
 
-// readBody reads r's body up to the limit; past it, or when it cannot be read, it answers the
-// request itself (413 with a JSON-RPC error, 400) and reports false.
+// readBody reads r's body up to the size limit and within the body timeout; past either, or
+// when it cannot be read, it answers the request itself (413 with a JSON-RPC error, 408, 400)
+// and reports false.
 func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	timeout := cmp.Or(f.cfg.BodyTimeout, httpBodyTimeout)
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.cfg.MaxBody))
+	_ = rc.SetReadDeadline(time.Time{})
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeBodyTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", f.cfg.MaxBody))
 		return nil, false
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		refuse(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", timeout))
+		return nil, false
 	case err != nil:
-		http.Error(w, "cannot read the request body", http.StatusBadRequest)
+		refuse(w, http.StatusBadRequest, "cannot read the request body")
 		return nil, false
 	}
 	return body, true
+}
+
+// refuse answers a request with status and the one-line text body, and closes the connection
+// after: the rest of a request refused unread is never waited for (net/http would read up to
+// 256 KiB of it, for as long as the client takes, to keep the connection).
+func refuse(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, body, status)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // begin counts a request of hs as active, stopping its idle timer; it reports false when the
@@ -376,7 +507,11 @@ func (f *front) finish(hs *httpSession) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	hs.active--
-	if hs.active > 0 || hs.closing || f.cfg.IdleTimeout <= 0 {
+	if hs.active > 0 || hs.closing {
+		return
+	}
+	hs.idleSince = time.Now()
+	if f.cfg.IdleTimeout <= 0 {
 		return
 	}
 	if hs.idle == nil {
@@ -461,13 +596,15 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// peeked is what the front needs to know of a POST body: whether it is a request (it has an id
-// and a method: a response of the client's has no method) and with which id, and the id a
-// notifications/cancelled names. A body that is not one JSON object (a batch, malformed JSON)
-// says nothing: the SDK answers it.
+// peeked is what the front needs to know of a POST body: whether it is a batch, whether it is
+// a request (it has an id and a method: a response of the client's has no method) and with
+// which id and method, and the id a notifications/cancelled names. A body that is neither a
+// batch nor one JSON object (malformed JSON) says nothing else: the SDK answers it.
 type peeked struct {
+	batch   bool
 	request bool
 	id      json.RawMessage
+	method  string
 	cancels jsonrpc.ID
 }
 
@@ -490,10 +627,13 @@ func peek(body []byte) peeked {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		return peeked{batch: true}
+	}
 	if json.Unmarshal(body, &m) != nil {
 		return peeked{}
 	}
-	var p peeked
+	p := peeked{method: m.Method}
 	if len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) && m.Method != "" {
 		p.request, p.id = true, m.ID
 	}
@@ -594,6 +734,9 @@ func serveHTTP(ctx context.Context, f *front, ln net.Listener, stderr io.Writer)
 	hs := &http.Server{
 		Handler:           f,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       httpConnIdle,
+		ConnState:         f.conns.track,
+		ConnContext:       f.conns.context,
 		ErrorLog:          slog.NewLogLogger(f.logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
@@ -644,12 +787,13 @@ func (c *httpConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", defaultIdleTimeout, "end an HTTP session after this long without a request")
 	fs.DurationVar(&c.Drain, "drain", defaultDrain, "on SIGTERM or SIGINT, how long the HTTP calls in flight may still finish")
 	fs.IntVar(&c.MaxSessions, "max-sessions", defaultMaxSessions, "most HTTP sessions at once")
+	fs.IntVar(&c.MaxPrincipalSessions, "max-principal-sessions", 0, "most HTTP sessions of one principal (token name) at once, at most -max-sessions (default: an equal share of -max-sessions for each principal of the token file)")
 	fs.Int64Var(&c.MaxBody, "max-body", defaultMaxBody, "largest HTTP request body, in bytes")
 	fs.IntVar(&c.MaxCalls, "max-calls", defaultMaxCalls, "most calls one HTTP session runs at once")
 }
 
 // httpOnly are the flags that mean something only with -http.
-var httpOnly = []string{"token-file", "tls-cert", "tls-key", "idle-timeout", "drain", "max-sessions", "max-body", "max-calls"}
+var httpOnly = []string{"token-file", "tls-cert", "tls-key", "idle-timeout", "drain", "max-sessions", "max-principal-sessions", "max-body", "max-calls"}
 
 // check validates the HTTP settings parsed by fs and fills the default token file. It returns
 // an error naming the flag, or the non-loopback address served without TLS.
@@ -680,11 +824,14 @@ func (c *httpConfig) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-drain must not be negative, got %v", c.Drain)
 	case c.MaxSessions <= 0:
 		return fmt.Errorf("-max-sessions must be positive, got %d", c.MaxSessions)
+	case c.MaxPrincipalSessions < 0:
+		return fmt.Errorf("-max-principal-sessions must not be negative, got %d", c.MaxPrincipalSessions)
 	case c.MaxBody <= 0:
 		return fmt.Errorf("-max-body must be positive, got %d", c.MaxBody)
 	case c.MaxCalls <= 0:
 		return fmt.Errorf("-max-calls must be positive, got %d", c.MaxCalls)
 	}
+	c.MaxPrincipalSessions = min(c.MaxPrincipalSessions, c.MaxSessions)
 	if c.TLSCert != "" {
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
 			return fmt.Errorf("-tls-cert %s, -tls-key %s: %v", c.TLSCert, c.TLSKey, err)

@@ -88,7 +88,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // every result checked; afterwards no session is left and no process the calls started is
 // alive.
 func TestHTTPLoad(t *testing.T) {
-	fx := startHTTP(t, config{}, httpConfig{})
+	fx := startHTTP(t, config{}, httpConfig{MaxPrincipalSessions: defaultMaxSessions})
 	lat, elapsed := loadRun(t, fx, 50, 20)
 	if len(lat) != 1000 {
 		t.Fatalf("%d calls answered, want 1000", len(lat))
@@ -108,7 +108,7 @@ func TestHTTPLoad(t *testing.T) {
 // BenchmarkHTTPCall is BenchmarkMCPCall/true over the streamable HTTP transport on loopback:
 // one session, a bash call of `true` with the bearer check, the front and the SDK's handler.
 func BenchmarkHTTPCall(b *testing.B) {
-	fx := startHTTP(b, config{}, httpConfig{})
+	fx := startHTTP(b, config{}, httpConfig{MaxPrincipalSessions: defaultMaxSessions})
 	c := fx.connect(aliceToken, nil)
 	b.Run("true", func(b *testing.B) {
 		params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true", "description": "Nothing"}}
@@ -124,7 +124,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 // BenchmarkHTTPLoad reports the load test's figures: calls/s, p50 and p99 latency of 50
 // sessions × 20 calls of echo at once (each iteration is one whole run).
 func BenchmarkHTTPLoad(b *testing.B) {
-	fx := startHTTP(b, config{}, httpConfig{})
+	fx := startHTTP(b, config{}, httpConfig{MaxPrincipalSessions: defaultMaxSessions})
 	var all []time.Duration
 	var total time.Duration
 	for b.Loop() {
@@ -222,7 +222,7 @@ func BenchmarkHTTPCallBeside(b *testing.B) {
 		rate time.Duration // 0: idle; negative: back to back
 	}{{"50_idle", 0}, {"50_at_4_per_s", 250 * time.Millisecond}, {"50_back_to_back", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			fx := startHTTP(b, config{}, httpConfig{})
+			fx := startHTTP(b, config{}, httpConfig{MaxPrincipalSessions: defaultMaxSessions})
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			for range 50 {

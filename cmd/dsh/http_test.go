@@ -75,7 +75,8 @@ func startHTTPOn(t testing.TB, cfg config, hc httpConfig, wrap func(net.Listener
 	if hc.MaxCalls == 0 {
 		hc.MaxCalls = defaultMaxCalls
 	}
-	ts, err := loadTokens(writeTokens(t), io.Discard)
+	hc.TokenFile = writeTokens(t)
+	ts, err := loadTokens(hc.TokenFile, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,6 +396,7 @@ func TestHTTPIdleTimeout(t *testing.T) {
 func TestHTTPRefused(t *testing.T) {
 	fx := startHTTP(t, config{}, httpConfig{})
 	alice := fx.rawConnect(aliceToken)
+	unauthorized := fmt.Sprintf("Unauthorized: send the header \"Authorization: Bearer TOKEN\" with a token from dsh's token file (%s)\n", fx.front.cfg.TokenFile)
 	tests := []struct {
 		name     string
 		token    string
@@ -402,11 +404,11 @@ func TestHTTPRefused(t *testing.T) {
 		header   http.Header
 		path     string
 		want     int
-		wantBody string // "" means an empty body
+		wantBody string
 	}{
-		{name: "no token", want: http.StatusUnauthorized},
-		{name: "wrong token", token: aliceToken + "x", want: http.StatusUnauthorized},
-		{name: "basic auth", header: http.Header{"Authorization": {"Basic YWxpY2U6eA=="}}, want: http.StatusUnauthorized},
+		{name: "no token", want: http.StatusUnauthorized, wantBody: unauthorized},
+		{name: "wrong token", token: aliceToken + "x", want: http.StatusUnauthorized, wantBody: unauthorized},
+		{name: "basic auth", header: http.Header{"Authorization": {"Basic YWxpY2U6eA=="}}, want: http.StatusUnauthorized, wantBody: unauthorized},
 		{name: "other principal's session", token: bobToken, session: alice.id, want: http.StatusNotFound, wantBody: "session not found\n"},
 		{name: "unknown session", token: aliceToken, session: "NOSUCHSESSION", want: http.StatusNotFound, wantBody: "session not found\n"},
 		{name: "foreign origin", token: aliceToken, header: http.Header{"Origin": {"http://evil.example"}}, want: http.StatusForbidden, wantBody: "Forbidden: Origin not allowed\n"},
@@ -461,23 +463,13 @@ func TestHTTPRefused(t *testing.T) {
 	}
 }
 
-// TestHTTPLimits: past the maximum of sessions, body size and calls per session, a clear error;
-// the server and the other sessions go on.
+// TestHTTPLimits: past the maximum body size and calls per session, a clear error; the server
+// and the session go on (TestHTTPSessionLimits has the limits of sessions).
 func TestHTTPLimits(t *testing.T) {
-	fx := startHTTP(t, config{}, httpConfig{MaxSessions: 2, MaxBody: 2000, MaxCalls: 1})
+	fx := startHTTP(t, config{}, httpConfig{MaxBody: 2000, MaxCalls: 1})
 	a := fx.connect(aliceToken, nil)
-	fx.rawConnect(bobToken)
-	resp := fx.post(aliceToken, "", initBody, nil)
+	resp := fx.post(aliceToken, a.cs.ID(), callBody(3, strings.Repeat("x", 2100)), nil)
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"too many sessions (limit 2); end one (DELETE) or try later"}}` {
-		t.Errorf("third session: %s %s", resp.Status, body)
-	}
-	if _, err := fx.dial(aliceToken, nil); err == nil {
-		t.Error("the SDK client opened a third session")
-	}
-	resp = fx.post(aliceToken, a.cs.ID(), callBody(3, strings.Repeat("x", 2100)), nil)
-	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || string(body) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32003,"message":"request body exceeds the limit of 2000 bytes"}}` {
 		t.Errorf("body over the limit: %s %s", resp.Status, body)
@@ -632,7 +624,7 @@ func TestHTTPBadInput(t *testing.T) {
 	}{
 		{name: "not JSON", body: `{"jsonrpc":`, want: http.StatusBadRequest, wantBody: "malformed payload"},
 		{name: "empty body", body: ``, want: http.StatusBadRequest, wantBody: "POST requires a non-empty body"},
-		{name: "batch", body: `[` + callBody(1, "true") + `]`, want: http.StatusBadRequest, wantBody: "batching is not supported"},
+		{name: "batch", body: `[` + callBody(1, "true") + `]`, want: http.StatusBadRequest, wantBody: "batches are not supported"},
 		{name: "wrong content type", body: callBody(2, "true"), ctype: "text/plain", want: http.StatusUnsupportedMediaType, wantBody: "Content-Type must be 'application/json'"},
 	}
 	for _, tc := range tests {

@@ -199,6 +199,14 @@ func (s *server) cancelCalls(ss *mcp.ServerSession) {
 	}
 }
 
+// busy reports whether the session ss runs anything: a call, or a background task of its owner.
+func (s *server) busy(ss *mcp.ServerSession) bool {
+	s.mu.Lock()
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	return st != nil && (st.inflight.Load() > 0 || s.tools.running(st.owner))
+}
+
 // sessionOf returns the state of ss, creating it (with a fresh owner token) on first use: a
 // request may be handled before connect has recorded the session.
 func (s *server) sessionOf(ss *mcp.ServerSession) *session {

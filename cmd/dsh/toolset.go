@@ -124,6 +124,23 @@ func (ts *toolset) close(ctx context.Context) error {
 	return err
 }
 
+// running reports whether owner has a background task running. The persistent shells run
+// nothing between calls.
+func (ts *toolset) running(owner string) bool {
+	if ts.ex == nil {
+		return false
+	}
+	for _, task := range ts.ex.List() {
+		if task.Status() != bash.TaskRunning {
+			continue
+		}
+		if o, ok := ts.ex.OwnerOf(task.ID()); ok && string(o) == owner {
+			return true
+		}
+	}
+	return false
+}
+
 // mcpTools returns the MCP definitions of the tools sorted by name, the order of tools/list.
 // The input schema is the tool's Parameters bytes as the tools package derived them, so an MCP
 // client sees exactly what any other harness shows the model; the output schema describes the
