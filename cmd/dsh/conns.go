@@ -23,13 +23,31 @@ type connGuard struct {
 // connKey is the context key of a request's connection (see connGuard.context).
 type connKey struct{}
 
+// connInfo is what the front knows of one connection.
+type connInfo struct {
+	conn net.Conn
+	once sync.Once
+	own  bool // made by one of dsh's own commands
+}
+
 func newConnGuard(max int) *connGuard {
 	return &connGuard{max: max, pending: map[net.Conn]uint64{}}
 }
 
 // context is the http.Server's ConnContext: it records c in the context of its requests.
 func (g *connGuard) context(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, c)
+	return context.WithValue(ctx, connKey{}, &connInfo{conn: c})
+}
+
+// fromOwnCommand reports whether the connection of the request with context ctx was made by
+// one of dsh's own commands (see fromOwnCommand); it looks once per connection.
+func (g *connGuard) fromOwnCommand(ctx context.Context) bool {
+	ci, ok := ctx.Value(connKey{}).(*connInfo)
+	if !ok {
+		return false
+	}
+	ci.once.Do(func() { ci.own = fromOwnCommand(ci.conn.LocalAddr(), ci.conn.RemoteAddr()) })
+	return ci.own
 }
 
 // track is the http.Server's ConnState hook: a new connection is pending, a closed one is
@@ -71,9 +89,9 @@ func (g *connGuard) oldestLocked() net.Conn {
 // authenticated takes the connection of a request with a valid token (ctx is the request's)
 // out of the pending ones.
 func (g *connGuard) authenticated(ctx context.Context) {
-	if c, ok := ctx.Value(connKey{}).(net.Conn); ok {
+	if ci, ok := ctx.Value(connKey{}).(*connInfo); ok {
 		g.mu.Lock()
-		delete(g.pending, c)
+		delete(g.pending, ci.conn)
 		g.mu.Unlock()
 	}
 }

@@ -155,6 +155,12 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "Forbidden: Origin not allowed")
 		return
 	}
+	if f.conns.fromOwnCommand(r.Context()) {
+		// A command holding a token (found in the workspace, say) must not open a session of its
+		// own: it could approve its own asks, "sandbox":"off" among them.
+		refuse(w, http.StatusForbidden, "Forbidden: dsh does not serve the commands it runs")
+		return
+	}
 	principal, ok := f.tokens.principal(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)

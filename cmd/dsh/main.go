@@ -240,7 +240,7 @@ func (f *flags) config(stderr io.Writer) config {
 		Workdir:    f.workdir,
 		Timeout:    f.timeout,
 		MaxTimeout: f.maxTimeout,
-		Sandbox:    f.confine,
+		Sandbox:    f.denyOwnFiles(f.confine),
 		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Policy:     f.policy,
 		NoRedact:   !f.redact && f.fs.Lookup("redact") != nil,

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -67,6 +69,32 @@ func (s *sandboxFlags) policy() (bash.Sandbox, error) {
 		return sb, fmt.Errorf("-network, -deny-read and -sandbox-best-effort need -sandbox read-only or workspace-write")
 	}
 	return sb, nil
+}
+
+// denyOwnFiles returns sb with dsh's own configuration and state added to what a confined
+// command may not read, whatever -deny-read says: its configuration directory (where the default
+// token file lives), the token file, the policy file and the TLS certificate and key. A command
+// that could read a token could open a session of its own and approve its own asks. Without a
+// sandbox, sb is returned as it is.
+func (f *flags) denyOwnFiles(sb bash.Sandbox) bash.Sandbox {
+	if !sb.Enabled() {
+		return sb
+	}
+	deny := sb.DenyPaths()
+	own := []string{f.policyFile, f.http.TokenFile, f.http.TLSCert, f.http.TLSKey}
+	if dir, err := os.UserConfigDir(); err == nil {
+		own = append(own, filepath.Join(dir, "dsh"))
+	}
+	for _, p := range own {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil && !slices.Contains(deny, abs) {
+			deny = append(deny, abs)
+		}
+	}
+	sb.DenyRead = deny
+	return sb
 }
 
 // runSandboxCheck is dsh sandbox-check: it prints what this machine offers the sandbox and exits
