@@ -37,7 +37,7 @@ func BenchmarkDecide(b *testing.B) {
 		"allow": ["cd", "git diff *", "git status", "grep", "head", "echo", "go test *", "go build *", "tail", "wc", "find", "sort", "cat", "date", "ls", "local", "build"],
 		"ask": ["git push *"], "deny": ["rm", "curl", "sudo"]}`)
 	ws := b.TempDir()
-	where := Context{Workspace: ws, root: realPath(ws)} // as a Stage passes it, resolved once
+	where := Where{Workspace: ws, root: realPath(ws)} // as a Stage passes it, resolved once
 	for _, bc := range benchCommands() {
 		b.Run(bc.name, func(b *testing.B) {
 			if d := p.Decide(bc.cmd, where); d.Action != tools.VerdictAllow {

@@ -24,7 +24,8 @@ const (
 	maxFindings = 64
 )
 
-// Context is where a command would run.
+// Where is where a command would run: its workspace, the directories it may start in, and what
+// the policy knows of the shell around it.
 //
 // Workspace is the directory the command may write into: a redirection that writes anywhere
 // else is asked. Dirs are the directories the command may start in, the base of relative paths
@@ -32,7 +33,7 @@ const (
 // redirection to a relative path cannot be judged. Home is the home directory a bare cd goes to
 // ("" : unknown). CDPath tells the policy that CDPATH is set in the shell's environment, so a cd
 // to a relative name may land anywhere.
-type Context struct {
+type Where struct {
 	Workspace string
 	Dirs      []string
 	Lost      bool
@@ -48,7 +49,7 @@ type Context struct {
 // when anything is asked, otherwise allow. Findings lists what was not allowed, in the order the
 // policy met it (at most 64; Dropped counts the rest). Commands is the number of simple commands
 // judged. Dirs and Lost describe where the shell may be once the command has run (see
-// [Context]); a persistent shell's next command starts from them.
+// [Where]); a persistent shell's next command starts from them.
 type Decision struct {
 	Action   tools.Verdict
 	Findings []Finding
@@ -134,7 +135,7 @@ func (d Decision) count(v tools.Verdict) int {
 // Decide judges command, to be run in where, and returns the decision. It never fails: what it
 // cannot judge (a syntax error included) is a finding with the policy's unknown outcome, and a
 // command over [MaxCommandBytes] is denied.
-func (p *Policy) Decide(command string, where Context) Decision {
+func (p *Policy) Decide(command string, where Where) Decision {
 	j := &judge{p: p, where: where}
 	if len(command) > MaxCommandBytes {
 		j.add(frame{}, tools.VerdictDeny, command, "", fmt.Sprintf("is %d bytes long, more than the %d bytes the command policy reads; split it into smaller commands", len(command), MaxCommandBytes), false)
@@ -149,7 +150,7 @@ func (p *Policy) Decide(command string, where Context) Decision {
 // judge is the state of one decision.
 type judge struct {
 	p        *Policy
-	where    Context
+	where    Where
 	action   tools.Verdict
 	findings []Finding
 	dropped  int

@@ -52,7 +52,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range decideTable {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := t.TempDir()
-			d := p.Decide(tt.cmd, Context{Workspace: ws})
+			d := p.Decide(tt.cmd, Where{Workspace: ws})
 			if d.Action != tt.want {
 				t.Fatalf("%q: %s (%s), want %s by %q", tt.cmd, d.Action, d.Reason(), tt.want, tt.by)
 			}

@@ -36,7 +36,7 @@ func FuzzDecide(f *testing.F) {
 		f.Add(s)
 	}
 	p := mustPolicy(f, fuzzPolicy)
-	where := Context{Workspace: "/nonexistent/ws"}
+	where := Where{Workspace: "/nonexistent/ws"}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		d := p.Decide(cmd, where)
 		if again := p.Decide(cmd, where); again.Action != d.Action || again.Reason() != d.Reason() || again.Commands != d.Commands {

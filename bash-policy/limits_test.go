@@ -14,7 +14,7 @@ import (
 // always with a text that says why.
 func TestBadInput(t *testing.T) {
 	p := mustPolicy(t, `{"default": "allow", "unknown": "ask", "deny": ["rm"]}`)
-	where := Context{Workspace: t.TempDir()}
+	where := Where{Workspace: t.TempDir()}
 
 	huge := strings.Repeat("echo hi; ", (1<<20)/9+1)
 	d := p.Decide(huge, where)
@@ -43,7 +43,7 @@ func TestBadInput(t *testing.T) {
 // every one of them.
 func TestFindingsBound(t *testing.T) {
 	p := mustPolicy(t, `{"default": "ask"}`)
-	d := p.Decide(strings.Repeat("make; ", 100), Context{Workspace: "/w"})
+	d := p.Decide(strings.Repeat("make; ", 100), Where{Workspace: "/w"})
 	if len(d.Findings) != maxFindings || d.Dropped != 100-maxFindings || !strings.HasSuffix(d.Reason(), "and 97 more") {
 		t.Errorf("%d findings, %d dropped, reason %q", len(d.Findings), d.Dropped, d.Reason())
 	}
@@ -89,7 +89,7 @@ func TestQuotingMatchesBash(t *testing.T) {
 		_ = cmd.Run() // a look-alike may fail (cat is not on PATH): what matters is whether rm ran
 		_, err := os.Stat(mark)
 		ran := err == nil
-		d := p.Decide(tt.cmd, Context{Workspace: dir})
+		d := p.Decide(tt.cmd, Where{Workspace: dir})
 		if ran != tt.runs || (d.Action == tools.VerdictDeny) != tt.runs {
 			t.Errorf("%q: bash ran rm: %v; policy: %s; want both to say %v", tt.cmd, ran, d.Action, tt.runs)
 		}

@@ -63,7 +63,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Decide("ls; make", Context{Workspace: dir}); d.Action != tools.VerdictDeny {
+	if d := p.Decide("ls; make", Where{Workspace: dir}); d.Action != tools.VerdictDeny {
 		t.Errorf("default deny: %v", d.Action)
 	}
 }

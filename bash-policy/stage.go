@@ -89,7 +89,7 @@ func (s *Stage) Before(ctx context.Context, call tools.Call) tools.Decision {
 	if call.Agent != nil && call.Agent.Dir != "" {
 		workspace = call.Agent.Dir
 	}
-	here := Context{Workspace: workspace, Home: s.home, CDPath: s.cdpath, root: s.root(workspace)}
+	here := Where{Workspace: workspace, Home: s.home, CDPath: s.cdpath, root: s.root(workspace)}
 	owner := ""
 	if call.Agent != nil {
 		owner = call.Agent.Owner
