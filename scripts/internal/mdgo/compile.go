@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -214,4 +216,33 @@ func compileFindings(text string, b *Block) []report.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// importsC reports whether the program b imports "C": cgo, which would compile C and could
+// #include any file on the machine, its contents then shown in the compiler's errors.
+func (b *Block) importsC() bool {
+	_, ok := b.cImport()
+	return ok
+}
+
+// cImport returns the line and column, in b's Code, of b's import "C".
+func (b *Block) cImport() (token.Position, bool) {
+	fset := token.NewFileSet()
+	f, _ := parser.ParseFile(fset, "block.go", b.Code, parser.ImportsOnly)
+	if f == nil {
+		return token.Position{}, false
+	}
+	for _, spec := range f.Imports {
+		if spec.Path.Value == `"C"` {
+			return fset.Position(spec.Path.Pos()), true
+		}
+	}
+	return token.Position{}, false
+}
+
+// cgoFinding is the finding of a program that imports "C": it is refused, never compiled.
+func cgoFinding(b *Block) report.Finding {
+	pos, _ := b.cImport()
+	line, col := b.Position(pos.Line, pos.Column)
+	return report.Finding{Path: b.Path, Line: line, Col: col, Message: `Go program imports "C": cgo blocks are never compiled (C could #include any file into the findings); fence it as text`}
 }

@@ -27,10 +27,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fragments := 0
 	for _, f := range run.Files {
 		for _, b := range Extract(f) {
-			if b.Program() {
-				programs = append(programs, b)
-			} else {
+			switch {
+			case !b.Program():
 				fragments++
+			case b.importsC():
+				run.Findings = append(run.Findings, cgoFinding(b))
+			default:
+				programs = append(programs, b)
 			}
 		}
 	}
