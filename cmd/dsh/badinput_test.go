@@ -26,7 +26,7 @@ type rawSession struct {
 func connectLines(t *testing.T, srv *server, max int) *rawSession {
 	t.Helper()
 	sc, cc := socketPair(t)
-	if _, err := srv.connect(t.Context(), lineTransport(sc, sc, max, 0)); err != nil {
+	if _, err := srv.connect(t.Context(), lineTransport(sc, sc, max, 0, nil)); err != nil {
 		t.Fatal(err)
 	}
 	return &rawSession{t: t, conn: cc, r: bufio.NewReaderSize(cc, 1<<20)}

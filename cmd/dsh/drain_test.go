@@ -427,7 +427,7 @@ func TestWatchPeer(t *testing.T) {
 func TestEOFAnswersInFlight(t *testing.T) {
 	srv := testServer(t, config{})
 	sc, cc := socketPair(t)
-	ss, err := srv.connect(t.Context(), lineTransport(sc, sc, maxLine, 0))
+	ss, err := srv.connect(t.Context(), lineTransport(sc, sc, maxLine, 0, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func connectRaw(t testing.TB, srv *server) (*client, net.Conn) {
 	t.Helper()
 	ctx := context.Background()
 	sc, cc := socketPair(t)
-	if _, err := srv.connect(ctx, lineTransport(sc, sc, maxLine, 0)); err != nil {
+	if _, err := srv.connect(ctx, lineTransport(sc, sc, maxLine, 0, nil)); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)

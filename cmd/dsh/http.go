@@ -816,6 +816,13 @@ func (c *httpConfig) check(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
+	if fs.Lookup("finish-at-eof") != nil {
+		var stdio bool
+		fs.Visit(func(fl *flag.Flag) { stdio = stdio || fl.Name == "finish-at-eof" })
+		if stdio {
+			return errors.New("-finish-at-eof applies to stdio, not -http")
+		}
+	}
 	loopback, err := loopbackAddr(c.Addr)
 	switch {
 	case err != nil:

@@ -20,8 +20,9 @@
 // it runs, and an ask goes to the client's user as an elicitation when the client can ask. Each
 // MCP session is one owner: its background tasks and its shell are its own and die with it. On a
 // signal that would end it (SIGINT, SIGTERM, SIGHUP, SIGQUIT, and the others of
-// supervisor.Terminating), or at the end of stdin once it has answered every request it read, it
-// kills every process it started and exits 0. A tools/call that carries a progress token gets
+// supervisor.Terminating), or at the end of stdin (the client is gone: the calls in flight are
+// cancelled, their results written; with -finish-at-eof they run to their end first), it kills
+// every process it started and exits 0. A tools/call that carries a progress token gets
 // notifications/progress while its foreground command runs (the bytes written so far and the
 // last line, redacted, at most every 250 ms, only when the output grew, none after the result).
 //
@@ -164,6 +165,8 @@ type flags struct {
 	policy     *bashpolicy.Policy
 	redact     bool
 	http       httpConfig // dsh mcp only
+	// finishAtEOF lets the calls in flight at the end of stdin run to their end (dsh mcp only).
+	finishAtEOF bool
 }
 
 // newFlags returns the flag set of command name; withRun adds the flags of commands that run
@@ -269,6 +272,7 @@ func drainLimit(cfg config) time.Duration {
 func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	f := newFlags("mcp", stderr, true, false)
 	f.http.register(f.fs)
+	f.fs.BoolVar(&f.finishAtEOF, "finish-at-eof", false, "at the end of stdin, let the calls in flight finish before exiting (for scripts that pipe requests in); by default they are cancelled at once, the client being gone")
 	rest, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -309,21 +313,27 @@ func runMCP(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	if tokens != nil {
 		return runHTTP(ctx, f.config(stderr), f.http, tokens, stderr)
 	}
-	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr)
+	return serve(ctx, f.config(stderr), stdin, nopCloser{stdout}, stderr, f.finishAtEOF)
 }
 
 // serve runs the MCP server on one session over in and out until in ends and every request
 // read from it has been answered (see lineTransport), or ctx is done; then it closes the
-// server, which cancels the calls still in flight and kills every process. It returns exitOK,
+// server, which cancels the calls still in flight and kills every process. The end of in
+// cancels the calls in flight at once (their results are still written), unless finishAtEOF:
+// then they run to their end. It returns exitOK,
 // exitUsage when the tools refuse cfg, or exitTool when the session could not start or the
 // close failed (processes survived it).
-func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser, stderr io.Writer) int {
+func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser, stderr io.Writer, finishAtEOF bool) int {
 	srv, err := newServer(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
 		return exitUsage
 	}
-	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine, drainLimit(cfg)))
+	atEnd := srv.cancelAllCalls
+	if finishAtEOF {
+		atEnd = nil
+	}
+	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine, drainLimit(cfg), atEnd))
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
 		_ = srv.close(context.Background())

@@ -33,8 +33,13 @@ func fromOwnCommand(local, remote net.Addr) bool {
 		return false
 	}
 	target := "socket:[" + inode + "]"
+	self, _ := os.Readlink("/proc/self/exe")
 	for _, pid := range descendants(os.Getpid()) {
-		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		proc := "/proc/" + strconv.Itoa(pid)
+		if exe, _ := os.Readlink(proc + "/exe"); exe == self {
+			continue // forked and not yet exec'd: a copy of dsh's descriptors, about to be closed
+		}
+		dir := proc + "/fd"
 		fds, err := os.ReadDir(dir)
 		if err != nil {
 			continue

@@ -103,7 +103,7 @@ func TestProgressStdio(t *testing.T) {
 	srv := testServer(t, config{})
 	rec := &progressRecorder{}
 	sc, cc := socketPair(t)
-	if _, err := srv.connect(context.Background(), lineTransport(sc, sc, maxLine, 0)); err != nil {
+	if _, err := srv.connect(context.Background(), lineTransport(sc, sc, maxLine, 0, nil)); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-test", Version: "v0"}, &mcp.ClientOptions{ProgressNotificationHandler: rec.handler}).

@@ -207,6 +207,16 @@ func (s *server) busy(ss *mcp.ServerSession) bool {
 	return st != nil && (st.inflight.Load() > 0 || s.tools.running(st.owner))
 }
 
+// cancelAllCalls cancels every call in flight, and every later one, of every session: the
+// client of a stdio session is gone.
+func (s *server) cancelAllCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.sessions {
+		st.stop()
+	}
+}
+
 // sessionOf returns the state of ss, creating it (with a fresh owner token) on first use: a
 // request may be handled before connect has recorded the session.
 func (s *server) sessionOf(ss *mcp.ServerSession) *session {

@@ -49,20 +49,21 @@ const methodListen = "subscriptions/listen"
 // response, as the MCP specification asks: the SDK stops the call, and the response it would
 // still write for it is dropped.
 //
-// The SDK stops writing as soon as its reader reports the end of the input, which would drop
-// every response still owed to a client that wrote its requests and closed its end (a script
-// piping requests into dsh mcp). So the guard keeps a ledger: the id of every request it passes
-// on, crossed out when the SDK writes the response with that id. At the end of the input (EOF
-// or a read error) it holds the end back from the SDK until the ledger is empty; only then does
-// the SDK see it. The hold ends early, and the SDK then cancels what still runs, when the
+// The end of the input (EOF or a read error) means the client is gone: atEnd, when not nil, is
+// called then, and cancels the calls in flight (see serve). The SDK stops writing as soon as its
+// reader reports the end, which would drop every response still owed (a cancelled call's
+// result, or with atEnd nil, the result of a call a script piped in before closing its end). So
+// the guard keeps a ledger: the id of every request it passes on, crossed out when the SDK
+// writes the response with that id. At the end of the input it holds the end back from the SDK
+// until the ledger is empty; only then does the SDK see it. The hold ends early, and the SDK then cancels what still runs, when the
 // transport is closed (the server shuts down), when the client's end of w goes away (a client
 // that vanished; noticed when w, or the writer inside a nopCloser, is a pipe or socket: see
 // watchPeer), or after drain (0: no limit). Requests are handled concurrently as before: the
 // guard only delays the end.
-func lineTransport(r io.ReadCloser, w io.WriteCloser, max int, drain time.Duration) mcp.Transport {
+func lineTransport(r io.ReadCloser, w io.WriteCloser, max int, drain time.Duration, atEnd func()) mcp.Transport {
 	lw := &lockedWriter{w: w}
 	g := newGuard(r, lw, max)
-	g.drain = drain
+	g.drain, g.atEnd = drain, atEnd
 	peer := any(w)
 	if nc, ok := w.(nopCloser); ok {
 		peer = nc.Writer
@@ -248,6 +249,7 @@ type guardReader struct {
 	w     *lockedWriter
 	max   int
 	drain time.Duration                              // bound on the hold at the end; 0: none
+	atEnd func()                                     // called at the end of the input; nil: nothing
 	watch func(stop <-chan struct{}) <-chan struct{} // see watchPeer; nil: no watch
 	book  ledger
 	pend  []byte // the rest of the current good line, newline included
@@ -277,6 +279,9 @@ func (g *guardReader) Read(p []byte) (int, error) {
 	for len(g.pend) == 0 {
 		line, err := g.nextLine()
 		if err != nil {
+			if g.atEnd != nil {
+				g.atEnd()
+			}
 			g.hold()
 			g.end = err
 			return 0, err
