@@ -33,8 +33,9 @@
 // one it gets 401. A browser Origin other than the server's own or a loopback host gets 403, a
 // session id opened with another principal's token 404. ADDR must be a loopback address unless
 // -tls-cert and -tls-key are given (a usage error otherwise). A session ends on DELETE or after
-// -idle-timeout (10m) without a request, killing what it owns. Past -max-sessions (64) a new
-// session gets 503, past -max-body (4 MiB) a request 413, past -max-calls (16) running calls
+// -idle-timeout (10m) without a request, killing what it owns. At -max-sessions (64), or at a
+// principal's share of them (-max-principal-sessions), the principal's longest-idle session that
+// runs nothing is ended for the new one, or the new one gets 503; past -max-body (4 MiB) a request 413, past -max-calls (16) running calls
 // of one session a call gets a JSON-RPC error. On SIGINT or SIGTERM new sessions and calls get
 // 503 while the calls in flight finish, for at most -drain (30s); then everything is killed and
 // dsh exits 0.
