@@ -78,3 +78,19 @@ func BenchmarkRegistryCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolsetLifecycle is what every `dsh call` and `dsh tools` pays besides the process
+// starts and the call: building the tools (the executor, the tool definitions and their schemas,
+// the registry) and closing them (the executor's last sweep for processes left behind).
+func BenchmarkToolsetLifecycle(b *testing.B) {
+	cfg := testConfig(b, config{})
+	for b.Loop() {
+		ts, err := newToolset(cfg, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ts.close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

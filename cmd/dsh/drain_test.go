@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -526,5 +527,43 @@ func TestDrainLimit(t *testing.T) {
 		if got := drainLimit(tt.cfg); got != tt.want {
 			t.Errorf("drainLimit(%+v) = %v, want %v", tt.cfg, got, tt.want)
 		}
+	}
+}
+
+// TestGuardAtEnd checks that the end of the input, EOF or a read error, calls atEnd once and
+// before the hold: here atEnd answers the pending request (as the cancelled call does), so
+// the hold ends, and a guard that waited first would never call it.
+func TestGuardAtEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		end  io.Reader
+		want error
+	}{
+		{"EOF", strings.NewReader(""), io.EOF},
+		{"read error", iotest.ErrReader(errors.New("read failed")), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}` + "\n")
+			g := newGuard(io.NopCloser(io.MultiReader(req, tt.end)), &lockedWriter{w: nopCloser{io.Discard}}, 256)
+			sdk := &responseWriter{w: &lockedWriter{w: nopCloser{io.Discard}}, book: &g.book}
+			calls := 0
+			g.atEnd = func() {
+				calls++
+				if _, err := sdk.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")); err != nil {
+					t.Error(err)
+				}
+			}
+			if _, err := g.Read(make([]byte, 256)); err != nil {
+				t.Fatal(err)
+			}
+			end := readEnd(g)
+			awaitEnd(t, end)
+			if _, err := g.Read(make([]byte, 1)); err == nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("read after the end: %v, want %v", err, tt.want)
+			}
+			if calls != 1 {
+				t.Errorf("atEnd called %d times, want once", calls)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -82,7 +83,8 @@ func (d *dshProcess) await(id int) string {
 			return d.out.Text()
 		}
 	}
-	d.t.Fatalf("dsh ended without answering request %d; stderr:\n%s", id, d.stderr.String())
+	err := d.wait() // d.stderr is complete only once dsh has exited
+	d.t.Fatalf("dsh ended without answering request %d (%v); stderr:\n%s", id, err, d.stderr.String())
 	return ""
 }
 
@@ -90,10 +92,17 @@ func (d *dshProcess) await(id int) string {
 func (d *dshProcess) bash(command string) string {
 	d.t.Helper()
 	args, _ := json.Marshal(map[string]string{"command": command, "description": "Test"})
+	return d.await(d.startCall(string(args)))
+}
+
+// startCall sends a bash call with the JSON arguments args, without waiting for its response,
+// and returns its id.
+func (d *dshProcess) startCall(args string) int {
+	d.t.Helper()
 	id := d.nextID
 	d.nextID++
 	d.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bash","arguments":%s}}`, id, args))
-	return d.await(id)
+	return id
 }
 
 // close ends the session (the end of stdin) and waits for dsh to exit 0.
@@ -102,19 +111,28 @@ func (d *dshProcess) close() {
 	d.in.Close()
 	for d.out.Scan() { // drain: dsh may still answer
 	}
+	if err := d.wait(); err != nil {
+		d.t.Errorf("dsh mcp: %v; stderr:\n%s", err, d.stderr.String())
+	}
+}
+
+// wait waits for dsh to exit, at most 20 s after which it kills it, and returns the error of
+// its exit (errDshHung when it had to be killed).
+func (d *dshProcess) wait() error {
 	done := make(chan error, 1)
 	go func() { done <- d.cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			d.t.Errorf("dsh mcp: %v; stderr:\n%s", err, d.stderr.String())
-		}
+		return err
 	case <-time.After(20 * time.Second):
 		d.cmd.Process.Kill()
 		<-done
-		d.t.Fatalf("dsh mcp did not exit after the end of stdin")
+		return errDshHung
 	}
 }
+
+// errDshHung is dshProcess.wait's error for a dsh that did not exit within 20 s.
+var errDshHung = errors.New("dsh mcp did not exit within 20s")
 
 var modes = []struct {
 	name string

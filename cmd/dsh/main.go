@@ -330,11 +330,13 @@ func serve(ctx context.Context, cfg config, in io.ReadCloser, out io.WriteCloser
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
 		return exitUsage
 	}
-	atEnd := srv.cancelAllCalls
+	// The cancelled calls answer within the executor's grace; with -finish-at-eof the calls run
+	// to their end, at most the longest a call may run.
+	atEnd, drain := srv.cancelAllCalls, shutdownGrace
 	if finishAtEOF {
-		atEnd = nil
+		atEnd, drain = nil, drainLimit(cfg)
 	}
-	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine, drainLimit(cfg), atEnd))
+	ss, err := srv.connect(ctx, lineTransport(in, out, maxLine, drain, atEnd))
 	if err != nil {
 		fmt.Fprintf(stderr, "dsh mcp: %v\n", err)
 		_ = srv.close(context.Background())

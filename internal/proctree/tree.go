@@ -68,15 +68,14 @@ type Stopper struct {
 	tree Tree
 	opt  StopOptions
 
-	mu         sync.Mutex // guards what follows
-	known      map[int]uint64
-	signalled  map[identity]bool // members that got the soft signals
-	emptyScans int
-	started    bool
-	gone       bool
-	forced     bool
-	force      chan struct{}
-	stopped    chan struct{}
+	mu        sync.Mutex // guards what follows
+	known     map[int]uint64
+	signalled map[identity]bool // members that got the soft signals
+	started   bool
+	gone      bool
+	forced    bool
+	force     chan struct{}
+	stopped   chan struct{}
 }
 
 type identity struct {
@@ -251,8 +250,10 @@ func (s *Stopper) Gone() bool {
 	return s.gone
 }
 
-// Alive checks now whether any member of the tree is alive, and records the tree gone after two
-// checks in a row find nothing while the leader has exited.
+// Alive checks now whether any member of the tree is alive, and records the tree gone once two
+// scans in a row find nothing while the leader has exited. The two scans run back to back: a
+// scan reads /proc as it changes, so one may miss a process created while it reads, and the
+// second sees it; waiting between them would only make every stop of an empty tree slower.
 func (s *Stopper) Alive() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -264,17 +265,16 @@ func (s *Stopper) checkLocked() ([]Stat, bool) {
 	if s.gone {
 		return nil, false
 	}
-	members := s.scanLocked()
-	if len(members) > 0 || s.leaderAlive() {
-		s.emptyScans = 0
-		return members, true
+	for empty := 0; ; empty++ {
+		members := s.scanLocked()
+		if len(members) > 0 || s.leaderAlive() {
+			return members, true
+		}
+		if empty == 1 {
+			s.gone = true
+			return nil, false
+		}
 	}
-	s.emptyScans++
-	if s.emptyScans < 2 {
-		return nil, true
-	}
-	s.gone = true
-	return nil, false
 }
 
 // Terminate starts stopping the tree on a goroutine and returns at once: the soft signals now
