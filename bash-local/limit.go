@@ -11,7 +11,7 @@ import (
 // proclimit.Cap) lower than the harness's own, set while bash waits at its gate: a fork bomb's
 // forks fail at the commands' limit while the harness can still create the threads it needs.
 // The limit counts every task of the user, so a tree that holds it starves every other command
-// of the user too: the executor stops it. The signal is the kernel's own condition, the user's
+// of the user too: the executor kills it. The signal is the kernel's own condition, the user's
 // tasks at the limit (proclimit.Reached, sampled every limitPoll while commands run, and once
 // more when a run settles with survivors in its group); the tree stopped is the largest live one
 // of this executor, when it holds at least minLimitShare of the limit, so that a small command
@@ -35,8 +35,10 @@ func (e *Executor) watchLimit() {
 	}
 }
 
-// enforceLimit stops the largest live tree, and closes its channel in live, when the user's
-// tasks are at the commands' limit and that tree holds at least 1/minLimitShare of it.
+// enforceLimit kills the largest live tree, and closes its channel in live, when the user's
+// tasks are at the commands' limit and that tree holds at least 1/minLimitShare of it. It sends
+// SIGKILL at once: a bash in a fork bomb keeps retrying its forks through a SIGTERM, and a grace
+// period would only keep every command of the user starved longer.
 func (e *Executor) enforceLimit() {
 	e.mu.Lock()
 	live := make([]*proc.Process, 0, len(e.live))
@@ -62,7 +64,7 @@ func (e *Executor) enforceLimit() {
 		close(limited)
 	}
 	e.mu.Unlock()
-	top.Terminate()
+	top.ForceKill() // no grace: the tree holds every task the user's commands may have
 }
 
 // settleLimit is called once p has settled. When p's group still has members, it checks the
