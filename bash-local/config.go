@@ -69,6 +69,9 @@ func (c Config) withDefaults() (Config, envpolicy.Policy, error) {
 			return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config: Sandbox.WritableRoots[%d] %q is not an existing directory", i, root)
 		}
 	}
+	if c.MaxProcesses < 0 {
+		return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config.MaxProcesses %d is negative (0 derives it from the harness's own limit)", c.MaxProcesses)
+	}
 	scrub, err := envpolicy.New(c.ScrubPatterns, c.ScrubPrefixes, c.KeepEnv)
 	if err != nil {
 		return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: %w", err)

@@ -97,7 +97,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	nproc, err := proclimit.Cap(cfg.MaxProcesses)
 	if err != nil {
-		return nil, fmt.Errorf("bashlocal: Config.MaxProcesses: %w", err)
+		return nil, fmt.Errorf("bashlocal: %w", err)
 	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {

@@ -10,11 +10,7 @@
 // Linux only; elsewhere it does nothing and Reached is always false.
 package proclimit
 
-import (
-	"errors"
-	"fmt"
-	"math"
-)
+import "math"
 
 // Reserve is what the command limit leaves the harness under its own: the tasks it may still
 // create (its runtime's threads) while its commands' forks fail.
@@ -23,18 +19,13 @@ const Reserve = 64
 // errPrefix starts every error of the package.
 const errPrefix = "proclimit: "
 
-// ErrInvalid is matched by the error Cap returns for a negative request.
-var ErrInvalid = errors.New(errPrefix + "invalid process limit")
-
 // Cap returns the RLIMIT_NPROC every command gets. When want is positive it is want, but never
 // more than the harness's own soft limit less Reserve (want is taken as it is when the harness
-// has no limit). When want is 0 it is derived: the harness's own soft limit less Reserve (half
-// the limit when that is not more than 2×Reserve), or, when the harness has no limit, half the
-// smaller of the kernel's pid_max and threads-max (DefaultCap). A negative want is an error.
+// has no limit). Otherwise it is derived: the harness's own soft limit less Reserve (half the
+// limit when that is not more than 2×Reserve), or, when the harness has no limit, half the
+// smaller of the kernel's pid_max and threads-max (DefaultCap). It fails only when the harness's
+// own limit cannot be read.
 func Cap(want int) (int, error) {
-	if want < 0 {
-		return 0, fmt.Errorf("%w: %d (want 0 for the default, or a positive count)", ErrInvalid, want)
-	}
 	soft, err := ownLimit()
 	if err != nil {
 		return 0, err
