@@ -37,8 +37,9 @@ func (e *Executor) watchLimit() {
 
 // enforceLimit kills the largest live tree, and closes its channel in live, when the user's
 // tasks are at the commands' limit and that tree holds at least 1/minLimitShare of it. It sends
-// SIGKILL at once: a bash in a fork bomb keeps retrying its forks through a SIGTERM, and a grace
-// period would only keep every command of the user starved longer.
+// SIGKILL at once: the bash processes of a fork bomb outlived SIGTERM for a whole grace period
+// (1 s), still forking, in TestForkBombIsBounded, and a grace period only keeps every command of
+// the user starved longer.
 func (e *Executor) enforceLimit() {
 	e.mu.Lock()
 	live := make([]*proc.Process, 0, len(e.live))
