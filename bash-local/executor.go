@@ -163,18 +163,17 @@ func (e *Executor) spawn(spec bash.Request, conf *confinement, streams backend.S
 		return nil, nil, bash.ErrClosed
 	}
 	opts := proc.Options{
-		Path:      e.bashPath,
-		Args:      []string{"bash", "-c", spec.Command},
-		Dir:       spec.Workdir,
-		Env:       e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
-		Stdin:     spec.Stdin,
-		OpenStdin: spec.OpenStdin,
-		TTY:       ttySize(spec.TTY),
-		Stdout:    streams.Stdout,
-		Stderr:    streams.Stderr,
-		Grace:     e.cfg.Grace,
-		Tag:       tag,
-
+		Path:         e.bashPath,
+		Args:         []string{"bash", "-c", spec.Command},
+		Dir:          spec.Workdir,
+		Env:          e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
+		Stdin:        spec.Stdin,
+		OpenStdin:    spec.OpenStdin,
+		TTY:          ttySize(spec.TTY),
+		Stdout:       streams.Stdout,
+		Stderr:       streams.Stderr,
+		Grace:        e.cfg.Grace,
+		Tag:          tag,
 		ProcessLimit: e.nproc,
 	}
 	if conf != nil {
