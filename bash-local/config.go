@@ -38,6 +38,12 @@ type Config struct {
 	// existing directory; a call whose policy this machine cannot enforce fails with an error
 	// matching bash.ErrSandboxUnavailable (on Linux, see the README for what it needs).
 	Sandbox bash.Sandbox
+	// MaxProcesses is the RLIMIT_NPROC every command gets: the tasks (processes and threads) of
+	// the user beyond which its forks fail. Zero derives it from the harness's own limit, less a
+	// reserve of 64 for the harness's threads (proclimit.Cap), or, when the harness has none, half
+	// the smaller of kernel.pid_max and kernel.threads-max. A larger value than the derived one is
+	// lowered to it when the harness has a limit. Negative is invalid.
+	MaxProcesses int
 	// BashPath is the bash binary. Empty means "bash" looked up in PATH when New runs.
 	BashPath string
 	// Logger receives reports of contained failures (a panicking listener). Nil means slog.Default().
@@ -62,6 +68,9 @@ func (c Config) withDefaults() (Config, envpolicy.Policy, error) {
 		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 			return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config: Sandbox.WritableRoots[%d] %q is not an existing directory", i, root)
 		}
+	}
+	if c.MaxProcesses < 0 {
+		return c, envpolicy.Policy{}, fmt.Errorf("bashlocal: Config.MaxProcesses %d is negative (0 derives it from the harness's own limit)", c.MaxProcesses)
 	}
 	scrub, err := envpolicy.New(c.ScrubPatterns, c.ScrubPrefixes, c.KeepEnv)
 	if err != nil {

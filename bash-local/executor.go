@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,12 +24,20 @@ import (
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
 	"github.com/dsh-go/dsh/bash/backend"
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/proclimit"
 	"github.com/dsh-go/dsh/internal/proctree"
 	"github.com/dsh-go/dsh/internal/sandbox"
 )
 
 // errTimeout is the cause recorded when a foreground run's own deadline fires.
 var errTimeout = errors.New("bash timeout")
+
+// errProcessLimit is the cause recorded when a tree is stopped for holding the process limit.
+var errProcessLimit = errors.New("process limit reached")
+
+// limitPoll is how often the executor checks whether its user's tasks are at the commands'
+// process limit while any command runs.
+const limitPoll = 250 * time.Millisecond
 
 // Executor is the local implementation of bash.Executor. Create it with New; its methods are safe
 // for concurrent use. Close it when done: it owns processes, goroutines and a spill directory.
@@ -52,10 +61,16 @@ type Executor struct {
 
 	tasks backend.TaskTable // background tasks; added under mu so that Close never misses one
 
+	nproc    int           // the RLIMIT_NPROC of every command (proclimit.Cap)
+	uid      int           // the real user whose tasks the limit counts
+	stopPoll chan struct{} // closed by Close: the process-limit watch ends
+
 	mu     sync.Mutex // guards what follows
 	closed bool
 	seq    uint64
-	live   map[*proc.Process]struct{} // processes that may still have a live tree
+	// live holds the processes that may still have a live tree, each with a channel closed when
+	// the tree is stopped for holding the process limit.
+	live map[*proc.Process]chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -80,6 +95,10 @@ func New(cfg Config) (*Executor, error) {
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return nil, fmt.Errorf("bashlocal: become the child subreaper of the commands: %w", err)
 	}
+	nproc, err := proclimit.Cap(cfg.MaxProcesses)
+	if err != nil {
+		return nil, fmt.Errorf("bashlocal: %w", err)
+	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("bashlocal: %w", err)
@@ -88,7 +107,8 @@ func New(cfg Config) (*Executor, error) {
 		cfg:   cfg,
 		scrub: scrub,
 		tag:   strconv.Itoa(os.Getpid()) + "." + hex.EncodeToString(rnd[:]),
-		live:  make(map[*proc.Process]struct{}),
+		live:  make(map[*proc.Process]chan struct{}),
+		nproc: nproc, uid: os.Getuid(), stopPoll: make(chan struct{}),
 	}
 	e.spills.Parent = cfg.SpillDir
 	e.tmp.Prefix = "dsh-tmp-"
@@ -98,6 +118,7 @@ func New(cfg Config) (*Executor, error) {
 	if e.bashPath == "" {
 		e.bashPath, e.bashErr = exec.LookPath("bash")
 	}
+	e.wg.Go(e.watchLimit)
 	return e, nil
 }
 
@@ -125,10 +146,11 @@ func (e *Executor) createSpill(stream string) (backend.SpillFile, error) {
 }
 
 // spawn starts spec's command writing to streams, confined by conf when it is not nil, and
-// registers the process as live.
-func (e *Executor) spawn(spec bash.Request, conf *confinement, streams backend.Streams) (*proc.Process, error) {
+// registers the process as live. The channel it returns is closed when the tree is stopped for
+// holding the process limit.
+func (e *Executor) spawn(spec bash.Request, conf *confinement, streams backend.Streams) (*proc.Process, <-chan struct{}, error) {
 	if e.bashErr != nil {
-		return nil, fmt.Errorf("spawn bash: %w", e.bashErr)
+		return nil, nil, fmt.Errorf("spawn bash: %w", e.bashErr)
 	}
 	e.spawnMu.RLock()
 	defer e.spawnMu.RUnlock()
@@ -138,34 +160,34 @@ func (e *Executor) spawn(spec bash.Request, conf *confinement, streams backend.S
 	tag := e.tag + "-" + strconv.FormatUint(e.seq, 10)
 	e.mu.Unlock()
 	if closed {
-		return nil, bash.ErrClosed
+		return nil, nil, bash.ErrClosed
 	}
 	opts := proc.Options{
-		Path:      e.bashPath,
-		Args:      []string{"bash", "-c", spec.Command},
-		Dir:       spec.Workdir,
-		Env:       e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
-		Stdin:     spec.Stdin,
-		OpenStdin: spec.OpenStdin,
-		TTY:       ttySize(spec.TTY),
-		Stdout:    streams.Stdout,
-		Stderr:    streams.Stderr,
-		Grace:     e.cfg.Grace,
-		Tag:       tag,
+		Path:         e.bashPath,
+		Args:         []string{"bash", "-c", spec.Command},
+		Dir:          spec.Workdir,
+		Env:          e.scrub.Environ(os.Environ(), conf.environ(spec.Env)),
+		Stdin:        spec.Stdin,
+		OpenStdin:    spec.OpenStdin,
+		TTY:          ttySize(spec.TTY),
+		Stdout:       streams.Stdout,
+		Stderr:       streams.Stderr,
+		Grace:        e.cfg.Grace,
+		Tag:          tag,
+		ProcessLimit: e.nproc,
 	}
 	if conf != nil {
 		opts.Confine = conf.prepared.Start
 	}
 	p, err := proc.Start(opts, &e.wg)
-	if err == nil {
-		e.mu.Lock()
-		e.live[p] = struct{}{}
-		e.mu.Unlock()
-	}
 	if err != nil {
-		return nil, fmt.Errorf("spawn bash in %q: %w", spec.Workdir, err)
+		return nil, nil, fmt.Errorf("spawn bash in %q: %w", spec.Workdir, err)
 	}
-	return p, nil
+	limited := make(chan struct{})
+	e.mu.Lock()
+	e.live[p] = limited
+	e.mu.Unlock()
+	return p, limited, nil
 }
 
 // retire forgets a settled process whose group is empty; one that left survivors in its group
@@ -196,7 +218,7 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 		return bash.RunResult{}, err
 	}
 	streams := backend.NewStreams(e.cfg.Limits, spec.StdoutMaxBytes, e.createSpill)
-	p, err := e.spawn(spec, conf, streams)
+	p, limited, err := e.spawn(spec, conf, streams)
 	if err != nil {
 		return bash.RunResult{}, err
 	}
@@ -211,25 +233,31 @@ func (e *Executor) Run(ctx context.Context, req bash.Request) (bash.RunResult, e
 		cause = errTimeout
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
+	case <-limited:
+		cause = errProcessLimit
 	}
 	if cause != nil {
 		p.Terminate()
 	}
 	<-p.Settled()
+	if e.settleLimit(p, limited) && cause == nil {
+		cause = errProcessLimit
+	}
 	stopProgress()
 	streams.Seal()
 	e.retire(p)
 	exit := p.Exit()
 	stdout, stderr := streams.Output()
 	return bash.RunResult{
-		ExitCode: exit.Code,
-		Signal:   exit.Signal,
-		TimedOut: cause == errTimeout,
-		Aborted:  cause != nil && cause != errTimeout,
-		Timeout:  spec.Timeout,
-		Stdout:   stdout,
-		Stderr:   stderr,
-		Sandbox:  conf.report(cause == nil && failed(exit), stderr.Text()),
+		ExitCode:     exit.Code,
+		Signal:       exit.Signal,
+		TimedOut:     cause == errTimeout,
+		Aborted:      cause != nil && cause != errTimeout && cause != errProcessLimit,
+		ProcessLimit: cause == errProcessLimit,
+		Timeout:      spec.Timeout,
+		Stdout:       stdout,
+		Stderr:       stderr,
+		Sandbox:      conf.report(cause == nil && failed(exit), stderr.Text()),
 	}, nil
 }
 
@@ -251,8 +279,9 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 
 	conf, err := e.confine(spec)
 	var p *proc.Process
+	var limited <-chan struct{}
 	if err == nil {
-		p, err = e.spawn(spec, conf, streams)
+		p, limited, err = e.spawn(spec, conf, streams)
 	}
 	if err != nil {
 		t.FailSpawn(err, e.listen.Notify, &e.wg)
@@ -262,10 +291,15 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 	attachIO(t, p)
 	e.wg.Go(func() {
 		<-p.Settled()
+		limit := e.settleLimit(p, limited)
 		t.CloseInputOnEnd()
 		e.retire(p)
 		exit := p.Exit()
-		if note := conf.note(failed(exit) && t.Task.Status() != bash.TaskKilled, streams.Stderr.Output().Text()); note != "" {
+		note := conf.note(!limit && failed(exit) && t.Task.Status() != bash.TaskKilled, streams.Stderr.Output().Text())
+		if limit {
+			note = strings.TrimPrefix(note+"\n"+bash.ProcessLimitMarker, "\n")
+		}
+		if note != "" {
 			t.SetNote(note)
 		}
 		t.Settle(exit.Code, exit.Signal, e.listen.Notify)
@@ -327,8 +361,9 @@ func (e *Executor) close(ctx context.Context) error {
 	for p := range e.live {
 		live = append(live, p)
 	}
-	e.live = map[*proc.Process]struct{}{}
+	e.live = map[*proc.Process]chan struct{}{}
 	e.mu.Unlock()
+	close(e.stopPoll)
 
 	for _, p := range live {
 		p.Terminate()

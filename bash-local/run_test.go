@@ -128,6 +128,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{Config{ScrubPatterns: []string{"A-B"}}, "Config.ScrubPatterns"},
 		{Config{ScrubPrefixes: []string{""}}, "Config.ScrubPrefixes"},
 		{Config{KeepEnv: []string{"A=B"}}, "Config.KeepEnv"},
+		{Config{MaxProcesses: -1}, "Config.MaxProcesses"},
 	} {
 		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.field+" ") {
 			t.Errorf("New(%+v) = %v; want an error naming %s", tc.cfg, err, tc.field)

@@ -118,8 +118,9 @@ func (o Output) Text() string { return o.Head + o.Tail }
 // RunResult is the outcome of a foreground run.
 //
 // Exactly one cause is reported for an early end: TimedOut when the executor's own deadline fired
-// first, Aborted when the caller's context was cancelled first. A command that signals itself has
-// neither. TimedOut is reported however the process then ended: a command that traps SIGTERM and
+// first, Aborted when the caller's context was cancelled first, ProcessLimit when the executor
+// stopped the command's tree for holding the process limit. A command that signals itself has
+// none. TimedOut is reported however the process then ended: a command that traps SIGTERM and
 // exits 0 after the deadline has TimedOut set and ExitCode 0.
 type RunResult struct {
 	// ExitCode is the exit status, or nil when the process was killed by a signal.
@@ -129,6 +130,9 @@ type RunResult struct {
 	// TimedOut and Aborted say why the executor stopped the command, if it did.
 	TimedOut bool
 	Aborted  bool
+	// ProcessLimit says the command's tree reached the number of processes its backend allows
+	// and was stopped (a fork bomb); results shown to a model end with ProcessLimitMarker then.
+	ProcessLimit bool
 	// Timeout is the effective timeout that was applied.
 	Timeout time.Duration
 	Stdout  Output
@@ -136,6 +140,10 @@ type RunResult struct {
 	// Sandbox says how the run was confined; nil when it was not.
 	Sandbox *SandboxReport
 }
+
+// ProcessLimitMarker is the line a result ends with when the command's tree was stopped for
+// reaching the process limit (RunResult.ProcessLimit, and a background task's last read).
+const ProcessLimitMarker = "[process limit reached]"
 
 // TaskStatus is the state of a background task. It leaves TaskRunning exactly once.
 type TaskStatus string

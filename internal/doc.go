@@ -4,6 +4,8 @@
 //
 //   - envpolicy: which ambient variables a command may inherit, and what it is given instead.
 //   - proctree: finding and stopping every process of a command's tree, escapees included.
+//   - proclimit: the RLIMIT_NPROC of commands, below the harness's own, and telling when the
+//     user's tasks are at it.
 //   - sandbox: confining a command before it starts (Landlock, seccomp, no_new_privs, no
 //     capabilities) from a discarded OS thread, with no helper binary and no root.
 //   - supervisor: a supervisor process that keeps every command from outliving a killed

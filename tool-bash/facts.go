@@ -19,6 +19,7 @@ type RunFacts struct {
 	Signal    string        `json:"signal,omitempty" jsonschema:"The signal that ended the command, such as SIGKILL."`
 	TimedOut  bool          `json:"timedOut,omitempty" jsonschema:"The executor stopped the command at its timeout."`
 	TimeoutMs int64         `json:"timeoutMs,omitempty" jsonschema:"The timeout that applied, in milliseconds."`
+	ProcLimit bool          `json:"processLimit,omitempty" jsonschema:"The executor stopped the command's processes for reaching the process limit (a fork bomb)."`
 	Stdout    *StreamFacts  `json:"stdout,omitempty" jsonschema:"What the command wrote to stdout."`
 	Stderr    *StreamFacts  `json:"stderr,omitempty" jsonschema:"What the command wrote to stderr."`
 	TaskID    string        `json:"taskId,omitempty" jsonschema:"The background task started by run_in_background."`
@@ -80,6 +81,7 @@ func runFacts(res bash.RunResult) RunFacts {
 		Signal:    res.Signal,
 		TimedOut:  res.TimedOut,
 		TimeoutMs: res.Timeout.Milliseconds(),
+		ProcLimit: res.ProcessLimit,
 		Stdout:    streamFacts(res.Stdout),
 		Stderr:    streamFacts(res.Stderr),
 	}

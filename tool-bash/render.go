@@ -11,9 +11,10 @@ import (
 // renderRun renders a foreground run the way the model reads it: stdout, then a "[stderr]"
 // section when stderr is not empty, "(no output)" when both are, then the markers
 // "[timed out after Nms]" (whenever the executor's deadline fired, however the command then
-// ended), "[killed by signal: SIG]" or "[exit code: N]" (non-zero only), and for a sandboxed run
-// "[sandbox: not enforced: …]" (best effort) and "[sandbox: <what was denied>]" (a failure), one
-// per line. The streams' text is taken from f, the facts of the same run, so it is rendered once.
+// ended), "[killed by signal: SIG]" or "[exit code: N]" (non-zero only), "[process limit reached]"
+// (bash.ProcessLimitMarker: the executor stopped a tree that reached its process limit), and for a
+// sandboxed run "[sandbox: not enforced: …]" (best effort) and "[sandbox: <what was denied>]" (a
+// failure), one per line. The streams' text is taken from f, the facts of the same run, so it is rendered once.
 func renderRun(res bash.RunResult, f RunFacts) string {
 	body := f.Stdout.Text
 	if errText := f.Stderr.Text; errText != "" {
@@ -34,6 +35,9 @@ func renderRun(res bash.RunResult, f RunFacts) string {
 		markers = append(markers, "[killed by signal: "+res.Signal+"]")
 	case res.ExitCode != nil && *res.ExitCode != 0:
 		markers = append(markers, fmt.Sprintf("[exit code: %d]", *res.ExitCode))
+	}
+	if res.ProcessLimit {
+		markers = append(markers, bash.ProcessLimitMarker)
 	}
 	markers = append(markers, res.Sandbox.Markers()...)
 	if len(markers) == 0 {

@@ -37,6 +37,8 @@ func TestRenderRun(t *testing.T) {
 		{"timeout before signal", bash.RunResult{TimedOut: true, Timeout: 100 * time.Millisecond, Signal: "SIGTERM"}, "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"timeout before exit code", bash.RunResult{TimedOut: true, Timeout: time.Second, ExitCode: intp(143), Stdout: out("p")}, "p\n[timed out after 1000ms]\n[exit code: 143]"},
 		{"no exit facts", bash.RunResult{Stdout: out("?")}, "?"},
+		{"process limit after signal", bash.RunResult{ProcessLimit: true, Signal: "SIGKILL", Stderr: out("fork: retry\n")}, "[stderr]\nfork: retry\n[killed by signal: SIGKILL]\n[process limit reached]"},
+		{"process limit with exit 0", bash.RunResult{ProcessLimit: true, ExitCode: intp(0)}, "(no output)\n[process limit reached]"},
 		{"truncated without path", bash.RunResult{ExitCode: intp(0), Stdout: bash.Output{Head: "", Tail: "tail", OmittedBytes: 10, TotalBytes: 14}},
 			"[output truncated: 10 bytes omitted; full output: (unavailable)]\ntail"},
 		{"truncated head cut mid-line", bash.RunResult{ExitCode: intp(1), Stdout: bash.Output{Head: "line-1\nli", Tail: "ne-9\n", OmittedBytes: 40, TotalBytes: 54, Spill: bash.Spill{Path: "/s/out.log"}}},

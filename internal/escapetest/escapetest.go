@@ -33,7 +33,7 @@ import (
 const (
 	helperVar  = "ESCAPETEST_HELPER"  // "undumpable": run as the non-dumpable sleeper
 	pidFileVar = "ESCAPETEST_PIDFILE" // where the helper writes its pid once hidden
-	nobodyVar  = "ESCAPETEST_NOBODY"  // set in a test binary re-run by AsNobody
+	nobodyVar  = "ESCAPETEST_NOBODY"  // set in a test binary re-run by AsNobody or AsUser
 )
 
 // NobodyUID is the user a test runs as under AsNobody: nobody on Debian and most Linux systems.
@@ -141,7 +141,7 @@ func PublicDir(t testing.TB) string {
 	return dir
 }
 
-// Rerun reports whether this test binary is a re-run that AsNobody started.
+// Rerun reports whether this test binary is a re-run that AsNobody or AsUser started.
 func Rerun() bool { return os.Getenv(nobodyVar) != "" }
 
 // AsNobody reports whether the calling test should run its body in this process. As a normal
@@ -151,11 +151,19 @@ func Rerun() bool { return os.Getenv(nobodyVar) != "" }
 // returns false. Linux only: elsewhere it returns true.
 func AsNobody(t *testing.T) bool {
 	t.Helper()
+	return AsUser(t, NobodyUID)
+}
+
+// AsUser is AsNobody with uid (and the group of the same number) in place of nobody: a test
+// that counts or limits its user's processes (RLIMIT_NPROC counts every task of a real user)
+// takes a uid no other process uses.
+func AsUser(t *testing.T, uid int) bool {
+	t.Helper()
 	if os.Geteuid() != 0 || runtime.GOOS != "linux" {
 		return true
 	}
 	if os.Getenv(nobodyVar) != "" {
-		t.Fatal("escapetest: a test binary re-run as nobody is still root")
+		t.Fatal("escapetest: a test binary re-run as an unprivileged user is still root")
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -173,20 +181,20 @@ func AsNobody(t *testing.T) bool {
 	cmd := exec.Command(exe, "-test.run="+strings.Join(pattern, "/"), "-test.count=1", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir, nobodyVar+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: NobodyUID, Gid: NobodyUID}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
-		t.Errorf("as uid %d: %v\n%s", NobodyUID, err, out.String())
+		t.Errorf("as uid %d: %v\n%s", uid, err, out.String())
 	case err != nil:
-		t.Fatalf("run the test as uid %d: %v", NobodyUID, err)
+		t.Fatalf("run the test as uid %d: %v", uid, err)
 	case !strings.Contains(out.String(), "--- PASS: "+t.Name()):
-		t.Errorf("as uid %d the test did not run:\n%s", NobodyUID, out.String())
+		t.Errorf("as uid %d the test did not run:\n%s", uid, out.String())
 	default:
-		t.Logf("passed as uid %d:\n%s", NobodyUID, out.String())
+		t.Logf("passed as uid %d:\n%s", uid, out.String())
 	}
 	return false
 }

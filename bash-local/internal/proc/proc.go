@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/internal/envpolicy"
+	"github.com/dsh-go/dsh/internal/proclimit"
 	"github.com/dsh-go/dsh/internal/proctree"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	// nothing outside the command shares that sandbox. Until then bash waits at a gate (see
 	// gate): it runs nothing of the command before Start opens it.
 	Confine func(*exec.Cmd) error
+	// ProcessLimit, when positive, is the RLIMIT_NPROC the process gets (soft and hard) before it
+	// runs anything of its command: bash waits at the gate until it is set.
+	ProcessLimit int
 }
 
 // Exit holds the facts of how the leader ended.
@@ -136,8 +140,11 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 		parentEnds, childEnds = append(parentEnds, stdin), append(childEnds, child)
 	}
 	start := cmd.Start
-	var gateW *os.File
 	if o.Confine != nil {
+		start = func() error { return o.Confine(cmd) }
+	}
+	var gateW *os.File
+	if o.Confine != nil || o.ProcessLimit > 0 {
 		gateR, w, env, err := gate(cmd.Env)
 		if err != nil {
 			return nil, err
@@ -145,7 +152,9 @@ func Start(o Options, wg *sync.WaitGroup) (p *Process, err error) {
 		gateW = w
 		parentEnds, childEnds = append(parentEnds, gateW), append(childEnds, gateR)
 		cmd.ExtraFiles, cmd.Env = []*os.File{gateR}, env
-		start = func() error { return o.Confine(cmd) }
+	}
+	if o.ProcessLimit > 0 {
+		start = limited(start, cmd, o.ProcessLimit)
 	}
 	// Owned from before the fork until it is reaped: the executor-wide sweep (NewSweep) must never
 	// take it for an escapee, nor reap it under cmd.Wait.
@@ -206,13 +215,31 @@ func (p *Process) feed(b []byte, wg *sync.WaitGroup) {
 	})
 }
 
+// limited returns start followed by setting the process's RLIMIT_NPROC to limit, while it waits
+// at its gate; when the limit cannot be set, the process is killed and reaped, and the error
+// returned.
+func limited(start func() error, cmd *exec.Cmd, limit int) func() error {
+	return func() error {
+		if err := start(); err != nil {
+			return err
+		}
+		if err := proclimit.Apply(cmd.Process.Pid, limit); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return err
+		}
+		return nil
+	}
+}
+
 // gateFD is the descriptor bash reads its gate from: the first of cmd.ExtraFiles.
 const gateFD = 3
 
-// gate returns the pipe a confined bash waits on before it runs anything of its command, and env
-// with BASH_ENV naming the pipe's read end: a non-interactive bash reads the file BASH_ENV names,
-// to its end, before its -c command. The command's sandbox is shared, while it starts, with the
-// thread that started it; the gate keeps the command from running until that thread is gone.
+// gate returns the pipe a bash waits on before it runs anything of its command, and env with
+// BASH_ENV naming the pipe's read end: a non-interactive bash reads the file BASH_ENV names, to
+// its end, before its -c command. The sandbox of a confined command is shared, while it starts,
+// with the thread that started it, and a command's process limit is set after it started: the
+// gate keeps the command from running until that thread is gone and that limit is set.
 func gate(env []string) (r, w *os.File, gated []string, err error) {
 	r, w, err = os.Pipe()
 	if err != nil {
@@ -393,4 +420,14 @@ func (p *Process) Stopped() <-chan struct{} { return p.stop.Stopped() }
 func NewSweep(tagPrefix string, grace time.Duration, wg *sync.WaitGroup) *proctree.Stopper {
 	return proctree.NewStopper(proctree.Tree{Tag: envpolicy.TagVar + "=" + tagPrefix, TagPrefix: true, Orphans: true},
 		proctree.StopOptions{Grace: grace, Reap: true, WG: wg})
+}
+
+// Tasks returns the number of tasks (threads) of the tree's live members now, from one scan of
+// the process table; 0 once the tree is gone.
+func (p *Process) Tasks() int {
+	n := 0
+	for _, st := range p.stop.Members() {
+		n += max(1, st.Threads)
+	}
+	return n
 }
