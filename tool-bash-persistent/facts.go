@@ -19,7 +19,6 @@ type Facts struct {
 	ShellExitCode *int   `json:"shellExitCode,omitempty" jsonschema:"The shell's exit status, when the shell exited."`
 	ShellSignal   string `json:"shellSignal,omitempty" jsonschema:"The signal that killed the shell, when one did."`
 	Reset         bool   `json:"reset,omitempty" jsonschema:"The shell was replaced: the next call starts a fresh one."`
-	WasReset      string `json:"wasReset,omitempty" jsonschema:"Why the shell was reset before this call without a result saying so (the previous call was cancelled, or failed): this command ran in a fresh shell, and the first line of the text says so."`
 	OmittedChars  int64  `json:"omittedChars,omitempty" jsonschema:"Characters clipped from the middle of the output."`
 	OmittedLines  int64  `json:"omittedLines,omitempty" jsonschema:"Lines clipped from the middle of the output."`
 	StdinEOF      bool   `json:"stdinEOF,omitempty" jsonschema:"A program waiting for terminal input was sent end-of-file."`

@@ -68,12 +68,6 @@ func joinLines(parts ...string) string {
 	return b.String()
 }
 
-// resetNotice is the first line of the first result after a reset the model was not told of;
-// why says what reset the shell.
-func resetNotice(why string) string {
-	return "[The persistent bash shell was reset because " + why + ": this command ran in a fresh shell started in the workspace, without the directory, variables and functions set before.]"
-}
-
 // render returns the model-facing text of a finished run. reset reports whether the shell is
 // gone (the result then ends with ResetText).
 func render(r ptyshell.Result) (text string, reset bool) {

@@ -85,9 +85,6 @@ type owner struct {
 	shell  *ptyshell.Shell
 	dir    string // where shell started
 	gone   bool
-	// unsaid is why the owner's shell was reset by a call whose result did not say so (it was
-	// cancelled, or failed); the next result starts with the reset notice. "": nothing to say.
-	unsaid string
 }
 
 // New returns the persistent bash tool configured by cfg (see [Config] for defaults), or an
@@ -169,12 +166,6 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 		return tools.Result{}, ErrClosed
 	}
 	defer func() { <-o.turn }()
-	res, err := s.run(ctx, o, call, args)
-	return s.announce(o, res, err)
-}
-
-// run runs args's command in the owner's shell; the caller holds the owner's turn.
-func (s *Shells) run(ctx context.Context, o *owner, call tools.Call, args Args) (tools.Result, error) {
 	if err := context.Cause(ctx); err != nil {
 		return tools.Result{}, err // cancelled while queued: nothing is started
 	}
@@ -195,11 +186,7 @@ func (s *Shells) run(ctx context.Context, o *owner, call tools.Call, args Args) 
 	stopProgress() // before the result: nothing is reported after the handler returns
 	if err != nil {
 		s.drop(o, sh)
-		res, err := s.failedRun(ctx, runCtx, res, err)
-		if err != nil { // the result does not say that the shell is gone
-			s.unsaid(o, resetReason(ctx))
-		}
-		return res, err
+		return s.failedRun(ctx, runCtx, res, err)
 	}
 	text, reset := render(res)
 	if reset {
@@ -328,44 +315,6 @@ func (s *Shells) sessionEnv(agent *tools.Agent, dir string) []string {
 		}
 	}
 	return env
-}
-
-// unsaid records why the owner's shell was reset, for the next result to say.
-func (s *Shells) unsaid(o *owner, why string) {
-	s.mu.Lock()
-	o.unsaid = why
-	s.mu.Unlock()
-}
-
-// resetReason says why a call whose context is ctx reset its shell without a result saying so.
-func resetReason(ctx context.Context) string {
-	if ctx.Err() != nil {
-		return "the previous call was cancelled"
-	}
-	return "the previous call failed"
-}
-
-// announce starts res, the result of a call of the owner, with the reset notice when the shell
-// was reset by an earlier call whose result did not say so; an error result does not carry it,
-// so the next result still does.
-func (s *Shells) announce(o *owner, res tools.Result, err error) (tools.Result, error) {
-	if err != nil {
-		return res, err
-	}
-	s.mu.Lock()
-	why := o.unsaid
-	o.unsaid = ""
-	s.mu.Unlock()
-	if why == "" {
-		return res, nil
-	}
-	text := joinLines(resetNotice(why), res.Text())
-	f, ok := factsOf(res)
-	if !ok {
-		return tools.Text(text), nil
-	}
-	f.WasReset = why
-	return withFacts(text, f)
 }
 
 // drop forgets the owner's shell sh and closes it.

@@ -292,7 +292,7 @@ func TestCancellation(t *testing.T) {
 	if !r.IsError || r.Code != tools.CodeAborted || r.Text() != "Error: context canceled" {
 		t.Fatalf("got %q code %q", r.Text(), r.Code)
 	}
-	h.expect("a", "echo ${GONE:-unset}", resetNotice("the previous call was cancelled")+"\nunset")
+	h.expect("a", "echo ${GONE:-unset}", "unset")
 
 	// A call cancelled before it runs starts nothing.
 	pre, cancelPre := context.WithCancel(context.Background())
@@ -462,54 +462,4 @@ func TestCloseDuringShellStart(t *testing.T) {
 	if !r.IsError || r.Text() != "Error: tool-bash-persistent was closed during the call" {
 		t.Fatalf("got %q", r.Text())
 	}
-}
-
-// cancelRunning starts a call of owner and cancels it once its command runs: the shell is reset
-// and the call's result (an error) does not say so.
-func (h *harness) cancelRunning(owner string) {
-	h.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan tools.Result, 1)
-	mark := filepath.Join(h.t.TempDir(), "started")
-	go func() { done <- h.callCtx(ctx, owner, "", "touch "+mark+"; sleep 30") }()
-	waitFor(h.t, "the command to start", func() bool { _, err := os.Stat(mark); return err == nil })
-	cancel()
-	if r := <-done; !r.IsError {
-		h.t.Fatalf("the cancelled call: %q", r.Text())
-	}
-}
-
-// TestResetNotice: the first result after a reset that no result told of starts with the reset
-// notice, once; a reset the result itself reports (a timeout, an exit, a lost shell) brings no
-// notice after, and neither does a call that reset nothing.
-func TestResetNotice(t *testing.T) {
-	h := newHarness(t, Config{Timeout: 2 * time.Second})
-	notice := resetNotice("the previous call was cancelled")
-	h.expect("a", "cd / && export KEEP=1", "")
-	h.cancelRunning("a")
-	h.expect("a", "echo ${KEEP:-unset}", notice+"\nunset")
-	h.expect("a", "echo again", "again")
-
-	// A cancelled call, then a failing one (an error result does not carry the notice), then
-	// one that succeeds: the notice waits for the result that can show it.
-	h.cancelRunning("a")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if r := h.callCtx(ctx, "a", "", "true"); !r.IsError {
-		t.Fatalf("a call cancelled before it ran: %q", r.Text())
-	}
-	r := h.call("a", "echo later")
-	if f, ok := factsOf(r); !ok || f.WasReset != "the previous call was cancelled" || r.Text() != notice+"\nlater" {
-		t.Errorf("the first result after the reset: %q %+v", r.Text(), f)
-	}
-
-	for _, told := range []string{"sleep 30", "exit 3", "exec >/dev/null 2>&1"} {
-		if r := h.call("a", told); !strings.Contains(r.Text(), ResetText) {
-			t.Fatalf("%s: %q does not say the shell was reset", told, r.Text())
-		}
-		h.expect("a", "echo next", "next")
-	}
-	// Another owner's reset is not this one's.
-	h.cancelRunning("b")
-	h.expect("a", "echo mine", "mine")
 }
