@@ -262,8 +262,8 @@ func (s *Shells) admit(ctx context.Context, name string) (*owner, error) {
 }
 
 // shellFor returns the owner's shell, starting one in the agent's directory (resolved against
-// Workdir) when it has none, and the directory the shell started in. The caller holds the
-// owner's turn.
+// Workdir) when it has none or its shell has exited, and the directory the shell started in.
+// The caller holds the owner's turn.
 func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*ptyshell.Shell, string, error) {
 	s.mu.Lock()
 	sh, dir, closed, gone := o.shell, o.dir, s.closed, o.gone
@@ -275,7 +275,14 @@ func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*p
 		return nil, "", errReleased
 	}
 	if sh != nil {
-		return sh, dir, nil
+		e, exited := sh.ExitStatus()
+		if !exited {
+			return sh, dir, nil
+		}
+		// It died since the last call (a signal from outside, a background kill): the command
+		// runs in a fresh shell, whose result says so.
+		s.drop(o, sh)
+		s.noteReset(o, exitCause(e)+" between calls")
 	}
 	switch dir = agent.Dir; {
 	case dir == "":
