@@ -24,7 +24,7 @@ type Facts struct {
 	OmittedLines  int64  `json:"omittedLines,omitempty" jsonschema:"Lines clipped from the middle of the output."`
 	StdinEOF      bool   `json:"stdinEOF,omitempty" jsonschema:"A program waiting for terminal input was sent end-of-file."`
 	Sandbox       string `json:"sandbox,omitempty" jsonschema:"The sandbox the shell runs in, when one applies."`
-	Trailer       int    `json:"trailer" jsonschema:"How many lines at the end of the text are the tool's own notices and markers (the reset notice is its first line)."`
+	Trailer       int    `json:"trailer" jsonschema:"How many lines at the end of the text are the tool's own notices and markers (a reset notice is the first line of the text instead)."`
 }
 
 // outcomeName names r's outcome for the facts.
