@@ -6,7 +6,8 @@
 // first call. Calls of one agent run one at a time in arrival order; calls of different agents
 // run in parallel. Results are plain text: the command's output clipped to head and tail,
 // "[exit code: N]" for a non-zero status, and notices when a program waited for input, the
-// shell stopped at its continuation prompt, or the shell was reset (exit, timeout).
+// shell stopped at its continuation prompt, or the shell was reset (exit, timeout); the first
+// result after a reset starts with a line saying why.
 //
 // [New] builds the tool from a [Config]; [Shells.Tool] is the definition to register;
 // [Shells.Release] closes one agent's shell and [Shells.Close] all of them, with every process

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	persistentbash "github.com/dsh-go/dsh/tool-bash-persistent"
 	"github.com/dsh-go/dsh/tools"
@@ -27,7 +28,7 @@ func ExampleNew() {
 	call := func(owner, command string) {
 		args, _ := json.Marshal(persistentbash.Args{Command: command})
 		r := reg.Execute(context.Background(), tools.Call{ID: "1", Name: "bash", Args: args, Agent: &tools.Agent{Owner: owner}})
-		fmt.Printf("%s $ %s\n%s\n", owner, command, r.Text())
+		fmt.Printf("%s $ %s\n%s\n", owner, command, strings.ReplaceAll(r.Text(), workspace, "$WORKSPACE"))
 	}
 	call("alice", "mkdir -p src && cd src && export GREETING=hello")
 	call("alice", `echo "$GREETING from $(basename "$PWD")"`)
@@ -47,5 +48,6 @@ func ExampleNew() {
 	// [shell exited: code 3]
 	// The persistent bash shell was reset; the next bash call starts from the workspace with a fresh current directory and environment.
 	// alice $ echo "${GREETING:-unset}"
+	// [shell reset: the shell exited with code 3; this command ran in a fresh shell started in $WORKSPACE, without the directory changes, variables, functions and aliases of earlier calls]
 	// unset
 }

@@ -19,11 +19,12 @@ type Facts struct {
 	ShellExitCode *int   `json:"shellExitCode,omitempty" jsonschema:"The shell's exit status, when the shell exited."`
 	ShellSignal   string `json:"shellSignal,omitempty" jsonschema:"The signal that killed the shell, when one did."`
 	Reset         bool   `json:"reset,omitempty" jsonschema:"The shell was replaced: the next call starts a fresh one."`
+	ResetCause    string `json:"resetCause,omitempty" jsonschema:"Set on the first result after the shell was reset (the text then starts with the reset notice): why the previous shell went (the previous call was cancelled or timed out, the shell exited or could no longer be followed); this command ran in a fresh shell."`
 	OmittedChars  int64  `json:"omittedChars,omitempty" jsonschema:"Characters clipped from the middle of the output."`
 	OmittedLines  int64  `json:"omittedLines,omitempty" jsonschema:"Lines clipped from the middle of the output."`
 	StdinEOF      bool   `json:"stdinEOF,omitempty" jsonschema:"A program waiting for terminal input was sent end-of-file."`
 	Sandbox       string `json:"sandbox,omitempty" jsonschema:"The sandbox the shell runs in, when one applies."`
-	Trailer       int    `json:"trailer" jsonschema:"How many lines at the end of the text are the tool's own notices and markers."`
+	Trailer       int    `json:"trailer" jsonschema:"How many lines at the end of the text are the tool's own notices and markers (a reset notice is the first line of the text instead)."`
 }
 
 // outcomeName names r's outcome for the facts.
@@ -77,6 +78,17 @@ func trailerLines(output, text string) int {
 // withFacts returns the text result with facts as its structured content.
 func withFacts(text string, f Facts) (tools.Result, error) {
 	return tools.Structured(tools.Text(text), f)
+}
+
+// withResetNotice returns the result of text and f (as withFacts), opened by the reset notice when
+// the owner's previous shell was reset for reason prior ("": it was not); dir is where the
+// shell that ran this command started.
+func withResetNotice(prior, dir, text string, f Facts) (tools.Result, error) {
+	if prior != "" {
+		text = joinLines(resetNotice(prior, dir), text)
+		f.ResetCause = prior
+	}
+	return withFacts(text, f)
 }
 
 // factsOf decodes the facts of res, reporting false when it has none.

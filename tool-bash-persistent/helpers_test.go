@@ -122,6 +122,10 @@ func (h *harness) expect(owner, command, want string) {
 	}
 }
 
+// notice returns the line, with its newline, that opens the first result after a reset for
+// cause, the fresh shell started in the workspace.
+func (h *harness) notice(cause string) string { return resetNotice(cause, h.dir) + "\n" }
+
 func countFDs(t *testing.T) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")

@@ -30,6 +30,9 @@ const (
 	ShellReadingText = "[the shell itself kept reading the terminal after end-of-file and SIGINT]"
 	// StoppedText says why a stopped shell was reset.
 	StoppedText = "[the shell was stopped (suspend, SIGSTOP) and cannot run anything]"
+	// CancelledCause is why the shell of a call cancelled while it ran was reset (the reset
+	// notice of the next result says it).
+	CancelledCause = "the previous call was cancelled"
 )
 
 // clipNotice is the line placed between the head and the tail of clipped output.
@@ -68,9 +71,9 @@ func joinLines(parts ...string) string {
 	return b.String()
 }
 
-// render returns the model-facing text of a finished run. reset reports whether the shell is
-// gone (the result then ends with ResetText).
-func render(r ptyshell.Result) (text string, reset bool) {
+// render returns the model-facing text of a finished run. When the shell is gone (the text then
+// ends with ResetText), reset is why, for the next result's notice; otherwise it is "".
+func render(r ptyshell.Result) (text, reset string) {
 	notes := stdinNotes(r)
 	switch r.Outcome {
 	case ptyshell.Completed:
@@ -78,15 +81,15 @@ func render(r ptyshell.Result) (text string, reset bool) {
 		if r.ExitCode != 0 {
 			status = "[exit code: " + strconv.Itoa(r.ExitCode) + "]"
 		}
-		return joinLines(outputText(r.Output), notes, status), false
+		return joinLines(outputText(r.Output), notes, status), ""
 	case ptyshell.Continuation:
-		return joinLines(outputText(r.Output), ContinuationText), false
+		return joinLines(outputText(r.Output), ContinuationText), ""
 	case ptyshell.ShellExited:
-		return joinLines(outputText(r.Output), notes, exitLine(r.Exit), ResetText), true
+		return joinLines(outputText(r.Output), notes, exitLine(r.Exit), ResetText), exitCause(r.Exit)
 	case ptyshell.Lost:
-		return joinLines(outputText(r.Output), notes, lostLine(r.Lost), ResetText), true
+		return joinLines(outputText(r.Output), notes, lostLine(r.Lost), ResetText), "the shell could no longer be followed (" + r.Lost.String() + ")"
 	default: // AtPrompt
-		return joinLines(outputText(r.Output), notes), false
+		return joinLines(outputText(r.Output), notes), ""
 	}
 }
 
@@ -116,6 +119,18 @@ func exitLine(e ptyshell.Exit) string {
 	}
 }
 
+// exitCause says how the shell process ended, for the reset notice.
+func exitCause(e ptyshell.Exit) string {
+	switch {
+	case !e.Known:
+		return "the shell exited"
+	case e.Signal != "":
+		return "the shell was killed by " + e.Signal
+	default:
+		return "the shell exited with code " + strconv.Itoa(e.Code)
+	}
+}
+
 // lostLine says why a shell could no longer be followed.
 func lostLine(r ptyshell.LostReason) string {
 	switch r {
@@ -131,10 +146,23 @@ func lostLine(r ptyshell.LostReason) string {
 	return "[the shell could no longer be followed]"
 }
 
-// timeoutText is the result of a call whose deadline passed: the partial output, then the
-// reset notice; partial is the partial output as outputText renders it. The seconds are rounded
-// half up.
+// timeoutText is the result of a call whose deadline passed: the partial output, then
+// ResetText; partial is the partial output as outputText renders it.
 func timeoutText(d time.Duration, partial string) string {
-	secs := int64(math.Round(d.Seconds()))
-	return fmt.Sprintf("Your command timed out after %d seconds. Below is partial output:\n%s\n%s", secs, partial, ResetText)
+	return fmt.Sprintf("Your command timed out after %d seconds. Below is partial output:\n%s\n%s", seconds(d), partial, ResetText)
+}
+
+// timeoutCause is why a shell whose call passed its deadline d was reset, for the reset notice.
+func timeoutCause(d time.Duration) string {
+	return fmt.Sprintf("the previous command timed out after %d seconds", seconds(d))
+}
+
+// seconds is d in whole seconds, rounded half up.
+func seconds(d time.Duration) int64 { return int64(math.Round(d.Seconds())) }
+
+// resetNotice is the first line of the first result after the owner's shell was reset: why the
+// old shell went (cause), and where the fresh one, which ran this command, started.
+func resetNotice(cause, dir string) string {
+	return "[shell reset: " + cause + "; this command ran in a fresh shell started in " + dir +
+		", without the directory changes, variables, functions and aliases of earlier calls]"
 }

@@ -16,30 +16,30 @@ func TestRender(t *testing.T) {
 		name  string
 		r     ptyshell.Result
 		want  string
-		reset bool
+		reset string
 	}{
-		{"empty success", ptyshell.Result{}, "", false},
-		{"output", ptyshell.Result{Output: ptyshell.Output{Head: "hi"}}, "hi", false},
-		{"status only", ptyshell.Result{ExitCode: 7}, "[exit code: 7]", false},
-		{"output and status", ptyshell.Result{Output: ptyshell.Output{Head: "x"}, ExitCode: 2}, "x\n[exit code: 2]", false},
-		{"clipped", ptyshell.Result{Output: clipped}, "1\n2\n" + clipNotice(12, 6) + "\n9\n10", false},
-		{"clipped mid-line", ptyshell.Result{Output: ptyshell.Output{Head: "ab", Tail: "yz", OmittedChars: 3}}, "ab\n" + clipNotice(3, 0) + "\nyz", false},
-		{"stdin notes before the status", ptyshell.Result{StdinEOFs: 1, Interrupted: true, ExitCode: 130}, StdinEOFText + "\n" + StdinInterruptText + "\n[exit code: 130]", false},
-		{"at prompt", ptyshell.Result{Outcome: ptyshell.AtPrompt, Output: ptyshell.Output{Head: "partial"}}, "partial", false},
-		{"continuation", ptyshell.Result{Outcome: ptyshell.Continuation}, ContinuationText, false},
-		{"exit code", ptyshell.Result{Outcome: ptyshell.ShellExited, Output: ptyshell.Output{Head: "bye"}, Exit: ptyshell.Exit{Known: true, Code: 9}}, "bye\n[shell exited: code 9]\n" + ResetText, true},
-		{"signal", ptyshell.Result{Outcome: ptyshell.ShellExited, Exit: ptyshell.Exit{Known: true, Signal: "SIGTERM"}}, "[shell killed by signal: SIGTERM]\n" + ResetText, true},
-		{"unknown exit", ptyshell.Result{Outcome: ptyshell.ShellExited}, "[shell exited]\n" + ResetText, true},
-		{"lost: redirected", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostRedirected, Output: ptyshell.Output{Head: "before"}}, "before\n" + RedirectedText + "\n" + ResetText, true},
-		{"lost: prompt", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostPrompt}, UnreportedPromptText + "\n" + ResetText, true},
-		{"lost: reading", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostReading, StdinEOFs: 3, Interrupted: true}, StdinEOFText + "\n" + StdinInterruptText + "\n" + ShellReadingText + "\n" + ResetText, true},
-		{"lost: stopped", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostStopped}, StoppedText + "\n" + ResetText, true},
+		{"empty success", ptyshell.Result{}, "", ""},
+		{"output", ptyshell.Result{Output: ptyshell.Output{Head: "hi"}}, "hi", ""},
+		{"status only", ptyshell.Result{ExitCode: 7}, "[exit code: 7]", ""},
+		{"output and status", ptyshell.Result{Output: ptyshell.Output{Head: "x"}, ExitCode: 2}, "x\n[exit code: 2]", ""},
+		{"clipped", ptyshell.Result{Output: clipped}, "1\n2\n" + clipNotice(12, 6) + "\n9\n10", ""},
+		{"clipped mid-line", ptyshell.Result{Output: ptyshell.Output{Head: "ab", Tail: "yz", OmittedChars: 3}}, "ab\n" + clipNotice(3, 0) + "\nyz", ""},
+		{"stdin notes before the status", ptyshell.Result{StdinEOFs: 1, Interrupted: true, ExitCode: 130}, StdinEOFText + "\n" + StdinInterruptText + "\n[exit code: 130]", ""},
+		{"at prompt", ptyshell.Result{Outcome: ptyshell.AtPrompt, Output: ptyshell.Output{Head: "partial"}}, "partial", ""},
+		{"continuation", ptyshell.Result{Outcome: ptyshell.Continuation}, ContinuationText, ""},
+		{"exit code", ptyshell.Result{Outcome: ptyshell.ShellExited, Output: ptyshell.Output{Head: "bye"}, Exit: ptyshell.Exit{Known: true, Code: 9}}, "bye\n[shell exited: code 9]\n" + ResetText, "the shell exited with code 9"},
+		{"signal", ptyshell.Result{Outcome: ptyshell.ShellExited, Exit: ptyshell.Exit{Known: true, Signal: "SIGTERM"}}, "[shell killed by signal: SIGTERM]\n" + ResetText, "the shell was killed by SIGTERM"},
+		{"unknown exit", ptyshell.Result{Outcome: ptyshell.ShellExited}, "[shell exited]\n" + ResetText, "the shell exited"},
+		{"lost: redirected", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostRedirected, Output: ptyshell.Output{Head: "before"}}, "before\n" + RedirectedText + "\n" + ResetText, "the shell could no longer be followed (output redirected)"},
+		{"lost: prompt", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostPrompt}, UnreportedPromptText + "\n" + ResetText, "the shell could no longer be followed (prompt not reported)"},
+		{"lost: reading", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostReading, StdinEOFs: 3, Interrupted: true}, StdinEOFText + "\n" + StdinInterruptText + "\n" + ShellReadingText + "\n" + ResetText, "the shell could no longer be followed (shell kept reading)"},
+		{"lost: stopped", ptyshell.Result{Outcome: ptyshell.Lost, Lost: ptyshell.LostStopped}, StoppedText + "\n" + ResetText, "the shell could no longer be followed (shell stopped)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, reset := render(c.r)
 			if got != c.want || reset != c.reset {
-				t.Fatalf("got %q reset %v, want %q %v", got, reset, c.want, c.reset)
+				t.Fatalf("got %q reset %q, want %q %q", got, reset, c.want, c.reset)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func FuzzPresentResult(f *testing.F) {
 		}
 		res := ptyshell.Result{Outcome: ptyshell.Completed, Output: ptyshell.Output{Head: out}, ExitCode: int(code)}
 		text, reset := render(res)
-		r, err := withFacts(text, runFacts(res, reset, outputText(res.Output), text))
+		r, err := withFacts(text, runFacts(res, reset != "", outputText(res.Output), text))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,6 +50,7 @@ func TestResultShapesMatchSchemas(t *testing.T) {
 	h.shape("stdin end-of-file", h.call("a", "read -r x"), `"stdinEOF":true`)
 	h.shape("timed out", h.call("a", "echo partial; sleep 30"), `"outcome":"timed-out","output":"partial`)
 	h.shape("shell exited", h.call("a", "echo bye; exit 3"), `"output":"bye\nexit","shellExitCode":3`)
+	h.shape("reset notice", h.call("a", "echo after"), `"output":"after","exitCode":0,"resetCause":"the shell exited with code 3"`)
 	h.shape("shell killed", h.call("a", "kill -KILL $$"), `"shellSignal":"SIGKILL"`)
 	h.shape("lost", h.call("a", "exec >/dev/null 2>&1"), `"outcome":"lost"`)
 

@@ -84,6 +84,7 @@ type owner struct {
 	queued atomic.Int32 // calls waiting for turn
 	shell  *ptyshell.Shell
 	dir    string // where shell started
+	reset  string // why the last shell was reset, until a result has said so ("": it was not)
 	gone   bool
 }
 
@@ -186,35 +187,50 @@ func (s *Shells) call(ctx context.Context, call tools.Call, args Args) (tools.Re
 	stopProgress() // before the result: nothing is reported after the handler returns
 	if err != nil {
 		s.drop(o, sh)
-		return s.failedRun(ctx, runCtx, res, err)
+		return s.failedRun(ctx, runCtx, o, dir, res, err)
 	}
 	text, reset := render(res)
-	if reset {
+	if reset != "" {
 		s.drop(o, sh)
 	}
+	prior := s.noteReset(o, reset)
 	output := outputText(res.Output)
 	failed := res.Outcome == ptyshell.Completed && res.ExitCode != 0 || res.Outcome == ptyshell.ShellExited
 	text = joinLines(text, s.confine.notes(failed, output, dir))
-	facts := runFacts(res, reset, output, text)
+	facts := runFacts(res, reset != "", output, text)
 	facts.Sandbox = s.sandboxName()
-	return withFacts(text, facts)
+	return withResetNotice(prior, dir, text, facts)
 }
 
-// failedRun is the result of a Run that returned err (its shell already dropped): the timeout
-// text with the partial output when runCtx timed out, otherwise the error of the call's context
-// ctx, of the tool's disposal or of the shell.
-func (s *Shells) failedRun(ctx, runCtx context.Context, res ptyshell.Result, err error) (tools.Result, error) {
+// failedRun is the result of a Run that returned err (its shell, started in dir, already
+// dropped), noting the reset for the owner o's next result: the timeout text with the partial
+// output when runCtx timed out, otherwise the error of the call's context ctx, of the tool's
+// disposal or of the shell.
+func (s *Shells) failedRun(ctx, runCtx context.Context, o *owner, dir string, res ptyshell.Result, err error) (tools.Result, error) {
 	switch cause := context.Cause(runCtx); {
 	case errors.Is(cause, errTimedOut):
+		prior := s.noteReset(o, timeoutCause(s.cfg.Timeout))
 		output := outputText(res.Output)
-		return withFacts(timeoutText(s.cfg.Timeout, output), Facts{Outcome: "timed-out", Output: output, Reset: true, OmittedChars: res.Output.OmittedChars,
+		return withResetNotice(prior, dir, timeoutText(s.cfg.Timeout, output), Facts{Outcome: "timed-out", Output: output, Reset: true, OmittedChars: res.Output.OmittedChars,
 			OmittedLines: res.Output.OmittedLines, Sandbox: s.sandboxName(), Trailer: 1})
 	case errors.Is(cause, errDisposed):
 		return tools.Result{}, errDisposed
 	case ctx.Err() != nil:
+		s.noteReset(o, CancelledCause)
 		return tools.Result{}, context.Cause(ctx)
 	}
+	s.noteReset(o, "the shell failed: "+err.Error())
 	return tools.Result{}, fmt.Errorf("persistent bash: %w", err)
+}
+
+// noteReset records why the owner's shell was just reset (cause, "" when it was not) for the
+// owner's next result, and returns the reason recorded before, which the result being made
+// reports: each reset is told once, by the first result after it.
+func (s *Shells) noteReset(o *owner, cause string) (prior string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prior, o.reset = o.reset, cause
+	return prior
 }
 
 // sandboxName is the sandbox policy the shells run in, for the facts ("" without one).
@@ -246,8 +262,8 @@ func (s *Shells) admit(ctx context.Context, name string) (*owner, error) {
 }
 
 // shellFor returns the owner's shell, starting one in the agent's directory (resolved against
-// Workdir) when it has none, and the directory the shell started in. The caller holds the
-// owner's turn.
+// Workdir) when it has none or its shell has exited, and the directory the shell started in.
+// The caller holds the owner's turn.
 func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*ptyshell.Shell, string, error) {
 	s.mu.Lock()
 	sh, dir, closed, gone := o.shell, o.dir, s.closed, o.gone
@@ -259,7 +275,14 @@ func (s *Shells) shellFor(ctx context.Context, o *owner, agent *tools.Agent) (*p
 		return nil, "", errReleased
 	}
 	if sh != nil {
-		return sh, dir, nil
+		e, exited := sh.ExitStatus()
+		if !exited {
+			return sh, dir, nil
+		}
+		// It died since the last call (a signal from outside, a background kill): the command
+		// runs in a fresh shell, whose result says so.
+		s.drop(o, sh)
+		s.noteReset(o, exitCause(e)+" between calls")
 	}
 	switch dir = agent.Dir; {
 	case dir == "":

@@ -218,12 +218,12 @@ func TestExitExecAndSignals(t *testing.T) {
 	h.expect("a", "KEEP=1; PS1='inner> ' bash --norc --noprofile; echo $KEEP", "inner> exit\n1\n"+StdinEOFText)
 	// A shell replaced by exec is such a program too, and the shell is gone once it ends.
 	h.expect("a", "exec env PS1='inner> ' bash --norc --noprofile", "inner> exit\n"+StdinEOFText+"\n[shell exited: code 0]\n"+ResetText)
-	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
+	h.expect("a", "echo ${GONE:-unset} $PWD", h.notice("the shell exited with code 0")+"unset "+h.dir)
 	h.expect("a", "echo bye; exit 3", "bye\nexit\n[shell exited: code 3]\n"+ResetText)
 	// The next call starts a fresh shell in the workspace.
-	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
+	h.expect("a", "echo ${GONE:-unset} $PWD", h.notice("the shell exited with code 3")+"unset "+h.dir)
 	h.expect("a", "kill -KILL $$", "[shell killed by signal: SIGKILL]\n"+ResetText)
-	h.expect("a", "echo fresh", "fresh")
+	h.expect("a", "echo fresh", h.notice("the shell was killed by SIGKILL")+"fresh")
 }
 
 func TestStdinWaitAndContinuation(t *testing.T) {
@@ -250,18 +250,18 @@ func TestStdinWaitAndContinuation(t *testing.T) {
 // for the timeout.
 func TestLostShellIsReset(t *testing.T) {
 	h := newHarness(t, Config{Timeout: 10 * time.Second}) // a hang would end in the timeout text
-	cases := []struct{ command, want string }{
-		{"echo before; exec >/dev/null 2>&1", "before\n" + RedirectedText},
-		{"exec >log 2>&1", RedirectedText},
-		{"builtin() { :; }", UnreportedPromptText},
-		{"shopt -s extdebug; trap false DEBUG", UnreportedPromptText},
-		{"suspend -f", StoppedText},
-		{"kill -STOP $$", StoppedText},
+	cases := []struct{ command, want, reason string }{
+		{"echo before; exec >/dev/null 2>&1", "before\n" + RedirectedText, "output redirected"},
+		{"exec >log 2>&1", RedirectedText, "output redirected"},
+		{"builtin() { :; }", UnreportedPromptText, "prompt not reported"},
+		{"shopt -s extdebug; trap false DEBUG", UnreportedPromptText, "prompt not reported"},
+		{"suspend -f", StoppedText, "shell stopped"},
+		{"kill -STOP $$", StoppedText, "shell stopped"},
 	}
 	for _, c := range cases {
 		h.expect("a", "export KEEP=1", "")
 		h.expect("a", c.command, c.want+"\n"+ResetText)
-		h.expect("a", "echo ${KEEP:-unset}", "unset")
+		h.expect("a", "echo ${KEEP:-unset}", h.notice("the shell could no longer be followed ("+c.reason+")")+"unset")
 	}
 	// enable -n printf silences the prompt marker only: the shell waiting in its line editor
 	// after the end marker is its prompt, and the state is kept.
@@ -277,7 +277,7 @@ func TestTimeoutResetsTheShell(t *testing.T) {
 	if r.IsError || r.Text() != want {
 		t.Fatalf("got %q, want %q", r.Text(), want)
 	}
-	h.expect("a", "echo ${GONE:-unset} $PWD", "unset "+h.dir)
+	h.expect("a", "echo ${GONE:-unset} $PWD", h.notice("the previous command timed out after 1 seconds")+"unset "+h.dir)
 }
 
 func TestCancellation(t *testing.T) {
@@ -292,7 +292,7 @@ func TestCancellation(t *testing.T) {
 	if !r.IsError || r.Code != tools.CodeAborted || r.Text() != "Error: context canceled" {
 		t.Fatalf("got %q code %q", r.Text(), r.Code)
 	}
-	h.expect("a", "echo ${GONE:-unset}", "unset")
+	h.expect("a", "echo ${GONE:-unset}", h.notice(CancelledCause)+"unset")
 
 	// A call cancelled before it runs starts nothing.
 	pre, cancelPre := context.WithCancel(context.Background())
@@ -438,8 +438,8 @@ func TestShellDeadBetweenCalls(t *testing.T) {
 		case <-time.After(100 * time.Millisecond): // resend interval, not synchronisation
 		}
 	}
-	// The call reports the crash and the reset without running; the next one gets a new shell.
-	h.expect("a", "echo never", "[shell killed by signal: SIGSEGV]\n"+ResetText)
+	// The next call runs in a new shell, and its result says why.
+	h.expect("a", "echo ${GONE:-unset}", h.notice("the shell was killed by SIGSEGV between calls")+"unset")
 	h.expect("a", "echo ${GONE:-unset}", "unset")
 }
 
@@ -461,5 +461,96 @@ func TestCloseDuringShellStart(t *testing.T) {
 	r := <-done
 	if !r.IsError || r.Text() != "Error: tool-bash-persistent was closed during the call" {
 		t.Fatalf("got %q", r.Text())
+	}
+}
+
+// TestResetNoticeComesOnce checks that the first result after each kind of reset, and only that
+// one, starts with the notice saying why, in its text and in its facts; that a call which
+// reset nothing gives none; and that a refused call between them does not use the notice up.
+func TestResetNoticeComesOnce(t *testing.T) {
+	h := newHarness(t, Config{Timeout: 3 * time.Second})
+	if err := os.Mkdir(filepath.Join(h.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		provoke func(owner string) // resets the owner's shell, or not
+		cause   string             // "" when the shell was not reset
+	}{
+		{"no reset", func(o string) { h.expect(o, "true", "") }, ""},
+		{"failed command", func(o string) { h.expect(o, "false", "[exit code: 1]") }, ""},
+		{"exit", func(o string) { h.call(o, "exit 3") }, "the shell exited with code 3"},
+		{"exec of a program that ends", func(o string) { h.call(o, "exec sh -c 'exit 5'") }, "the shell exited with code 5"},
+		{"killed by a command", func(o string) { h.call(o, "kill -KILL $$") }, "the shell was killed by SIGKILL"},
+		{"killed between calls", func(o string) { h.killShell(o) }, "the shell was killed by SIGKILL between calls"},
+		{"lost", func(o string) { h.call(o, "exec >/dev/null 2>&1") }, "the shell could no longer be followed (output redirected)"},
+		{"stopped", func(o string) { h.call(o, "kill -STOP $$") }, "the shell could no longer be followed (shell stopped)"},
+		{"timed out", func(o string) { h.call(o, "sleep 30") }, "the previous command timed out after 3 seconds"},
+		{"cancelled", func(o string) { h.cancelRunning(o) }, CancelledCause},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(sub *testing.T) {
+			h.t = sub
+			defer func() { h.t = t }()
+			o := c.name
+			h.expect(o, "cd sub && export X=1", "")
+			c.provoke(o)
+			if r := h.call(o, " "); !r.IsError || r.Text() != "Error: "+ErrEmptyCommand.Error() {
+				sub.Fatalf("a refused call: %q", r.Text())
+			}
+			after := "unset\n" + h.dir
+			if c.cause == "" {
+				after = "1\n" + h.dir + "/sub"
+			}
+			first, second := after, after
+			if c.cause != "" {
+				first = h.notice(c.cause) + after
+			}
+			h.expectReset(o, `echo "${X:-unset}"; pwd`, first, c.cause)
+			h.expectReset(o, `echo "${X:-unset}"; pwd`, second, "")
+		})
+	}
+}
+
+// expectReset runs command as owner and fails the test unless the result text is want and its
+// facts give cause as the reset cause.
+func (h *harness) expectReset(owner, command, want, cause string) {
+	h.t.Helper()
+	r := h.call(owner, command)
+	f, ok := factsOf(r)
+	if r.IsError || !ok || r.Text() != want || f.ResetCause != cause {
+		h.t.Fatalf("%q → %q (error %v, facts %s); want %q with reset cause %q", command, r.Text(), r.IsError, r.Structured, want, cause)
+	}
+}
+
+// killShell kills the owner's idle shell with SIGKILL from outside and waits until it is dead.
+func (h *harness) killShell(owner string) {
+	h.t.Helper()
+	h.s.mu.Lock()
+	sh := h.s.owners[owner].shell
+	h.s.mu.Unlock()
+	if err := syscall.Kill(sh.Pid(), syscall.SIGKILL); err != nil {
+		h.t.Fatal(err)
+	}
+	select {
+	case <-sh.Done():
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("the killed shell did not end")
+	}
+}
+
+// cancelRunning cancels a call of owner once its command runs, and checks it failed with the
+// context's error.
+func (h *harness) cancelRunning(owner string) {
+	h.t.Helper()
+	started := filepath.Join(h.dir, owner+"-started")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan tools.Result, 1)
+	go func() { done <- h.callCtx(ctx, owner, "", "touch '"+started+"'; sleep 30") }()
+	waitFor(h.t, "the command to start", func() bool { _, err := os.Stat(started); return err == nil })
+	cancel()
+	if r := <-done; !r.IsError || r.Code != tools.CodeAborted {
+		h.t.Fatalf("cancelled call: %q code %q", r.Text(), r.Code)
 	}
 }

@@ -661,13 +661,23 @@ func (s *Shell) outputOf(tr *tracker) Output {
 func (s *Shell) exitResult(tr *tracker) Result {
 	<-s.exited
 	r := Result{Outcome: ShellExited}
-	s.mu.Lock()
-	r.Exit = s.exitInfo
+	r.Exit, _ = s.ExitStatus()
 	if tr != nil {
+		s.mu.Lock()
 		r.Output = tr.output()
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	return r
+}
+
+// ExitStatus reports how the shell process ended; exited is false while it runs.
+func (s *Shell) ExitStatus() (e Exit, exited bool) {
+	if !s.Exited() {
+		return Exit{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitInfo, true
 }
 
 // Interrupt sends SIGINT to the terminal's foreground process group (the running program, or
