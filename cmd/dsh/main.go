@@ -52,7 +52,7 @@
 // killed when it exits.
 //
 // `dsh tools` prints the tools as the MCP server lists them (name, title, description, input
-// schema, annotations), as a JSON array.
+// and output schemas, annotations), as a JSON array.
 //
 // `dsh version` prints the version of dsh (a line `dsh VERSION GO OS/ARCH`) and one line per
 // module of this project it was built from (`PATH VERSION`, with ` => DIR` when the workspace
@@ -175,7 +175,7 @@ type flags struct {
 func newFlags(name string, stderr io.Writer, withRun, withPresent bool) *flags {
 	f := &flags{fs: flag.NewFlagSet("dsh "+name, flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
-	f.fs.BoolVar(&f.persistent, "persistent", false, "serve the persistent bash (one shell per session) instead of bash, bash_output and bash_kill")
+	f.fs.BoolVar(&f.persistent, "persistent", false, "serve the persistent bash (one shell per session) instead of bash, bash_output, bash_kill and bash_tasks")
 	f.sandbox.register(f.fs)
 	f.fs.StringVar(&f.policyFile, "policy", "", "decide every bash command with the permission policy in `FILE` (JSON)")
 	if withPresent {
