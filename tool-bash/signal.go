@@ -47,6 +47,7 @@ func (s *Set) killOrSignal(ctx context.Context, call tools.Call, args KillArgs) 
 		f := taskFactsOf(task.ID(), factsOf(task))
 		out.Status, out.ExitCode, out.Signal = f.Status, f.ExitCode, f.Signal
 	}
+	s.tell(id, out.Status)
 	if !sent {
 		return withFacts("task "+args.TaskID+" had already finished", out)
 	}

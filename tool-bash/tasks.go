@@ -96,6 +96,7 @@ func (s *Set) readOutput(ctx context.Context, call tools.Call, args TaskArgs) (t
 	out := taskFactsOf(id, facts)
 	out.Output = termtext.String(read.Delta)
 	out.OmittedBytes, out.StdoutSpill, out.StderrSpill = read.OmittedBytes, read.StdoutSpill.Path, read.StderrSpill.Path
+	s.tell(id, out.Status)
 	return withFacts(renderRead(read, facts, out.Output), out)
 }
 
@@ -113,6 +114,7 @@ func (s *Set) killTask(ctx context.Context, call tools.Call, args TaskArgs) (too
 		f := taskFactsOf(task.ID(), factsOf(task))
 		out.Status, out.ExitCode, out.Signal = f.Status, f.ExitCode, f.Signal
 	}
+	s.tell(bash.TaskID(args.TaskID), out.Status)
 	if killed {
 		return withFacts("killed background task "+args.TaskID, out)
 	}

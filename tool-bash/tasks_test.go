@@ -212,16 +212,61 @@ func TestCompletionNotices(t *testing.T) {
 	h.ok(alice.agent, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, killed))
 	h.waitDone(killed)
 	got := alice.waitNotices(t, 2)
-	want := []tools.Notice{
-		{Source: "tool-bash", Text: "background bash task " + done + " finished [status: completed, exit code: 5]. Read its output with bash_output."},
-		{Source: "tool-bash", Text: "background bash task " + killed + " finished [status: killed by SIGTERM]. Read its output with bash_output."},
+	type notice struct {
+		Source, Text string
+		Stale        bool
 	}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("notices\n got %q\nwant %q", got, want)
+	want := []notice{
+		{"tool-bash", "background bash task " + done + " finished [status: completed, exit code: 5]. Read its output with bash_output.", false},
+		// The kill's result showed the task killed: its notice tells nothing new.
+		{"tool-bash", "background bash task " + killed + " finished [status: killed by SIGTERM]. Read its output with bash_output.", true},
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d notices, want %+v", len(got), want)
+	}
+	for i, n := range got {
+		if g := (notice{n.Source, n.Text, n.Stale != nil && n.Stale()}); g != want[i] {
+			t.Errorf("notice %d\n got %+v\nwant %+v", i, g, want[i])
+		}
 	}
 	// Exactly once, and none for the ownerless task: every task has ended, its listeners ran.
 	if n := len(alice.got()); n != 2 {
 		t.Errorf("%d notices, want 2", n)
+	}
+}
+
+// TestNoticeStaleOnceRead: a completion notice goes stale when a bash_output result has shown the
+// task ended, whether the read came before the notice was injected or after, and not before.
+func TestNoticeStaleOnceRead(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	alice := newSession("alice", "")
+	read := h.startBackground(alice.agent, "echo hi; exit 3")
+	h.pollOutput(alice.agent, read, "[status: completed, exit code: 3]")
+	unread := h.startBackground(alice.agent, "exit 4")
+	h.waitDone(unread)
+	got := alice.waitNotices(t, 2)
+	stale := map[string]bool{}
+	for _, n := range got {
+		if n.Stale == nil {
+			t.Fatalf("notice %q has no Stale", n.Text)
+		}
+		stale[n.Text] = n.Stale()
+	}
+	readText := "background bash task " + read + " finished [status: completed, exit code: 3]. Read its output with bash_output."
+	unreadText := "background bash task " + unread + " finished [status: completed, exit code: 4]. Read its output with bash_output."
+	if s, ok := stale[readText]; !ok || !s {
+		t.Errorf("the notice of the task read to its end: stale %v (present %v), want stale", s, ok)
+	}
+	if s, ok := stale[unreadText]; !ok || s {
+		t.Errorf("the notice of the unread task: stale %v (present %v), want fresh", s, ok)
+	}
+	// A read of the unread task while it is running would not count; this one shows it ended.
+	h.ok(alice.agent, "bash_output", fmt.Sprintf(`{"task_id":%q}`, unread))
+	for _, n := range got {
+		if n.Text == unreadText && !n.Stale() {
+			t.Errorf("the notice of %s is still fresh after bash_output showed it completed", unread)
+		}
 	}
 }
 

@@ -80,6 +80,9 @@ type Set struct {
 	agents map[string]*tools.Agent // owner token → last agent seen with it
 	// descriptions are the descriptions of the tasks this Set started, for bash_tasks.
 	descriptions map[bash.TaskID]string
+	// told holds the tasks whose final status a bash_output or bash_kill result has shown: their
+	// completion notices are stale.
+	told map[bash.TaskID]bool
 	stop         func()
 	closed       bool
 	calls        sync.WaitGroup // calls between admission and return
@@ -101,7 +104,7 @@ func New(ex bash.Executor, cfg Config) (*Set, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Set{ex: ex, cfg: cfg, agents: map[string]*tools.Agent{}, descriptions: map[bash.TaskID]string{}}
+	s := &Set{ex: ex, cfg: cfg, agents: map[string]*tools.Agent{}, descriptions: map[bash.TaskID]string{}, told: map[bash.TaskID]bool{}}
 	s.life, s.cancel = context.WithCancelCause(context.Background())
 	var err error
 	if s.bash, err = s.newBashTool(); err != nil {
@@ -314,7 +317,8 @@ func (s *Set) taskDone(task *bash.Task) {
 	if !ok || agent == nil || agent.Inject == nil {
 		return
 	}
-	err := agent.Inject(tools.Notice{Source: NoticeSource, Text: completionNotice(task.ID(), factsOf(task))})
+	id := task.ID()
+	err := agent.Inject(tools.Notice{Source: NoticeSource, Text: completionNotice(id, factsOf(task)), Stale: func() bool { return s.wasTold(id) }})
 	switch {
 	case err == nil:
 	case errors.Is(err, tools.ErrAgentGone):
@@ -326,6 +330,23 @@ func (s *Set) taskDone(task *bash.Task) {
 	default:
 		s.cfg.Logger.Warn("toolbash: completion notice not delivered", "task", string(task.ID()), "owner", string(owner), "error", err)
 	}
+}
+
+// tell records that a result shows task id's status, which has ended unless it is running or
+// empty (unknown), so its completion notice, queued or still to come, is stale.
+func (s *Set) tell(id bash.TaskID, status string) {
+	if status == "" || status == string(bash.TaskRunning) {
+		return
+	}
+	s.mu.Lock()
+	s.told[id] = true
+	s.mu.Unlock()
+}
+
+func (s *Set) wasTold(id bash.TaskID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.told[id]
 }
 
 // ownerOf returns the caller's owner token, or "" (no owner) for a call without an owning agent.

@@ -103,9 +103,17 @@ type Injector func(notice Notice) error
 // Notice is a message a tool injects into an agent session outside a call's result. Source
 // names the tool package that sent it (for instance "tool-bash"), so a harness can attribute
 // it; Text is what the model will read.
+//
+// Stale, when non-nil, reports whether the notice has become redundant since it was injected:
+// the model has learned its news another way (tool-bash's completion notice goes stale once a
+// bash_output or bash_kill result has shown the task's final status). A harness calls it when
+// it is about to deliver the notice and drops a stale one; a harness that never calls it
+// delivers a notice the model may already know, which is harmless. It must be cheap and safe to
+// call from any goroutine.
 type Notice struct {
 	Source string
 	Text   string
+	Stale  func() bool
 }
 
 // ErrAgentGone is returned (possibly wrapped) by [Agent].Inject when the agent session has

@@ -296,13 +296,19 @@ func (st *session) inject(n tools.Notice) error {
 	return nil
 }
 
-// drain returns the queued notices and empties the queue.
+// drain empties the queue and returns the notices in it that are not stale (tools.Notice.Stale).
 func (st *session) drain() []tools.Notice {
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	n := st.notices
+	queued := st.notices
 	st.notices = nil
-	return n
+	st.mu.Unlock()
+	fresh := queued[:0]
+	for _, n := range queued {
+		if n.Stale == nil || !n.Stale() {
+			fresh = append(fresh, n)
+		}
+	}
+	return fresh
 }
 
 // unread puts notices taken by drain back at the head of the queue, for a call that returned no

@@ -516,6 +516,33 @@ func TestPersistentClose(t *testing.T) {
 	}
 }
 
+// TestDrainDropsStale: a notice whose news the model already has (Stale reports true when the
+// next result is made) is not delivered; the others are, in order, and the queue is emptied.
+func TestDrainDropsStale(t *testing.T) {
+	told := false
+	st := &session{}
+	for _, n := range []tools.Notice{
+		{Text: "one"},
+		{Text: "told", Stale: func() bool { return told }},
+		{Text: "fresh", Stale: func() bool { return false }},
+	} {
+		if err := st.inject(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	told = true
+	var got []string
+	for _, n := range st.drain() {
+		got = append(got, n.Text)
+	}
+	if want := []string{"one", "fresh"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("drained %q, want %q", got, want)
+	}
+	if again := st.drain(); len(again) != 0 {
+		t.Errorf("second drain %d notices, want none", len(again))
+	}
+}
+
 // TestToMCP checks the conversion of results and notices.
 func TestToMCP(t *testing.T) {
 	tests := []struct {
