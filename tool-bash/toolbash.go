@@ -82,10 +82,10 @@ type Set struct {
 	descriptions map[bash.TaskID]string
 	// told holds the tasks whose final status a bash_output or bash_kill result has shown: their
 	// completion notices are stale.
-	told map[bash.TaskID]bool
-	stop         func()
-	closed       bool
-	calls        sync.WaitGroup // calls between admission and return
+	told   map[bash.TaskID]bool
+	stop   func()
+	closed bool
+	calls  sync.WaitGroup // calls between admission and return
 
 	closeOnce sync.Once
 	closeErr  error
