@@ -105,8 +105,6 @@ func (s Streams) Output() (stdout, stderr bash.Output) { return s.Stdout.Output(
 // because listeners never run inside Start.
 func (e *TaskEntry) FailSpawn(err error, notify func(*bash.Task), wg *sync.WaitGroup) {
 	e.SetNote("spawn failed: " + err.Error())
-	e.Stdout.Seal()
-	e.Stderr.Seal()
 	e.Control.MarkKilled()
 	wg.Go(func() { e.Control.Settle(nil, "", notify) })
 }

@@ -108,7 +108,7 @@ func (t *TaskTable) OwnerOf(id bash.TaskID) (bash.OwnerToken, bool) {
 // MergeStreams, with the omitted-byte count and the spill files of both streams; or an
 // error matching bash.ErrUnknownTask. Reads of one task are serialised, so concurrent readers
 // never receive the same bytes twice. A note set with SetNote is appended to the stderr section,
-// on a line of its own, by the first Read that finds the task done, and never again.
+// on a line of its own, by the first Read after it was set, and never again.
 func (t *TaskTable) Read(id bash.TaskID) (bash.TaskRead, error) {
 	e, err := t.Lookup(id)
 	if err != nil {
@@ -125,7 +125,7 @@ func (e *TaskEntry) read() bash.TaskRead {
 	e.outNext, e.errNext = out.Next, errs.Next
 	e.outSeen, e.errSeen = out.Total, errs.Total
 	errText := errs.Text
-	if e.note != "" && done(e.Task) {
+	if e.note != "" {
 		if errText != "" && !strings.HasSuffix(errText, "\n") {
 			errText += "\n"
 		}
@@ -198,10 +198,14 @@ func (t *TaskTable) Clear() []*TaskEntry {
 	return order
 }
 
-// SetNote sets note, a one-line message such as "spawn failed: REASON", to be appended to the
-// stderr section of the first read that finds the task done. A later call replaces a note not yet
-// delivered; an empty note clears it.
+// SetNote ends the task's output with note, a one-line message such as "spawn failed: REASON":
+// it seals both streams, so nothing can follow the note, and the next read appends it to its
+// stderr section, once. The backend calls it as the task ends, before it settles the task, so a
+// reader that has seen the task ended (its status, a listener, Done) gets the note. A later call
+// replaces a note not yet delivered; an empty note clears it.
 func (e *TaskEntry) SetNote(note string) {
+	e.Stdout.Seal()
+	e.Stderr.Seal()
 	e.mu.Lock()
 	e.note = note
 	e.mu.Unlock()

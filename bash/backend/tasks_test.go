@@ -116,7 +116,8 @@ func TestReadNote(t *testing.T) {
 		second      string // delta of the read after settling (when settleFirst is false)
 	}{
 		{name: "no note", stdout: "out\n", first: "out\n", second: ""},
-		{name: "note waits for done", stderr: "warn\n", note: "connection lost: eof", first: "[stderr]\nwarn\n", second: "[stderr]\nconnection lost: eof\n"},
+		// A listener runs before Done closes: a reader it woke must get the note already.
+		{name: "note before done", stderr: "warn\n", note: "connection lost: eof", first: "[stderr]\nwarn\nconnection lost: eof\n", second: ""},
 		{name: "note at once when done", note: "spawn failed: no such dir", settleFirst: true, first: "[stderr]\nspawn failed: no such dir\n"},
 		{name: "note on its own line", stdout: "a", stderr: "partial", note: "connection lost: reset", settleFirst: true, first: "a\n[stderr]\npartial\nconnection lost: reset\n"},
 		{name: "empty note clears", note: "", settleFirst: true, first: ""},
@@ -129,6 +130,8 @@ func TestReadNote(t *testing.T) {
 			e.Stderr.Write([]byte(tt.stderr))
 			e.SetNote("replaced before delivery")
 			e.SetNote(tt.note)
+			e.Stdout.Write([]byte("after the note: dropped\n"))
+			e.Stderr.Write([]byte("after the note: dropped\n"))
 			if tt.settleFirst {
 				e.Control.Settle(nil, "", nil)
 			}
