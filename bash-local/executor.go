@@ -287,7 +287,7 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 		t.FailSpawn(err, e.listen.Notify, &e.wg)
 		return t.Task, nil
 	}
-	t.SetStop(p.Terminate)
+	t.SetStop(func() { p.Stop() })
 	attachIO(t, p)
 	e.wg.Go(func() {
 		<-p.Settled()

@@ -360,7 +360,7 @@ func (e *Executor) Start(req bash.Request) (*bash.Task, error) {
 		t.FailSpawn(err, e.listen.Notify, &e.wg)
 		return t.Task, nil
 	}
-	t.SetStop(func() { p.terminate(false, false) })
+	t.SetStop(p.stopAndWait)
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()

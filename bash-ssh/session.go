@@ -523,6 +523,19 @@ func (p *remoteProc) terminate(force, cancelPending bool) {
 	// Otherwise the start is under way: started() starts the stop once it learns the process group.
 }
 
+// stopAndWait is terminate that waits: it returns once the stop of p's process group and tagged
+// escapees has finished on the remote side (the controller saw them gone, SIGKILL after the grace
+// period included), or once p has settled when it never had a process group to stop.
+func (p *remoteProc) stopAndWait() {
+	p.terminate(false, false)
+	if p.stopping() == nil {
+		<-p.settledC // a start under way: started() begins the stop when the group is known
+	}
+	if h := p.stopping(); h != nil {
+		<-h.done
+	}
+}
+
 // adopt puts p under h, the executor's final stop, when p has no stop of its own yet: it returns
 // p's process group to include in h, or 0 when p is not started yet or is stopped already.
 func (p *remoteProc) adopt(h *stopHandle) target {

@@ -63,9 +63,12 @@ type Executor interface {
 	ReadOutput(id TaskID) (TaskRead, error)
 
 	// Kill stops task id: the task is marked TaskKilled at once, before the process is gone, and
-	// SIGTERM then SIGKILL after the grace period go to its process tree. It returns true when the
-	// task was running and false when it had already ended (a second Kill is a no-op). It returns
-	// an error matching ErrUnknownTask for an id never issued.
+	// SIGTERM then SIGKILL after the grace period go to its process tree. When the task was
+	// running, Kill returns true once the tree (its process group and the processes that left it
+	// carrying the executor's tag) is gone or, when something outlived the grace period, once
+	// SIGKILL has been sent to what was left; the task's Done follows as its output ends. It
+	// returns false at once when the task had already ended or been killed (a second Kill is a
+	// no-op), and an error matching ErrUnknownTask for an id never issued.
 	Kill(id TaskID) (bool, error)
 
 	// OnTaskDone registers listener to be called once for every background task that ends, in

@@ -155,7 +155,7 @@ func TestAgentLoop(t *testing.T) {
 			state = "kill"
 			return taskCall("bash_kill", sleeperID)
 		case "kill":
-			if res.text != "killed background task "+sleeperID {
+			if res.text != "killed background task "+sleeperID+" [status: killed by SIGTERM]" {
 				t.Fatalf("kill result %q", res.text)
 			}
 			state = "open-gate"

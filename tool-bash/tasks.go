@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/internal/termtext"
@@ -100,23 +101,58 @@ func (s *Set) readOutput(ctx context.Context, call tools.Call, args TaskArgs) (t
 	return withFacts(renderRead(read, facts, out.Output), out)
 }
 
+// killSettle bounds how long bash_kill waits, once Kill has returned, for the task's end (its
+// output closed, its exit facts final): moments when its processes are gone.
+const killSettle = 2 * time.Second
+
+// awaitEnd waits until task is done, at most d or until ctx is done, and reports whether it is.
+func awaitEnd(ctx context.Context, task *bash.Task, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-task.Done():
+		return true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return done(task)
+}
+
 // killTask is the bash_kill tool's body.
 func (s *Set) killTask(ctx context.Context, call tools.Call, args TaskArgs) (tools.Result, error) {
 	if err := s.checkTask(call, args.TaskID); err != nil {
 		return tools.Result{}, err
 	}
-	killed, err := s.ex.Kill(bash.TaskID(args.TaskID))
+	id := bash.TaskID(args.TaskID)
+	killed, err := s.ex.Kill(id) // returns once the tree is gone or SIGKILL was sent
 	if err != nil {
 		return tools.Result{}, err
 	}
 	out := TaskFacts{TaskID: args.TaskID, Killed: killed}
-	if task, ok := s.ex.Get(bash.TaskID(args.TaskID)); ok {
-		f := taskFactsOf(task.ID(), factsOf(task))
-		out.Status, out.ExitCode, out.Signal = f.Status, f.ExitCode, f.Signal
+	ended := false
+	if task, ok := s.ex.Get(id); ok {
+		ended = killed && awaitEnd(ctx, task, killSettle)
+		f := factsOf(task)
+		tf := taskFactsOf(task.ID(), f)
+		out.Status, out.ExitCode, out.Signal = tf.Status, tf.ExitCode, tf.Signal
+		if ended {
+			s.tell(id, out.Status)
+			return withFacts("killed background task "+args.TaskID+" "+statusLine(f), out)
+		}
 	}
-	s.tell(bash.TaskID(args.TaskID), out.Status)
 	if killed {
-		return withFacts("killed background task "+args.TaskID, out)
+		return withFacts("killed background task "+args.TaskID+"; it has not ended yet: bash_output shows when it has", out)
 	}
+	s.tell(id, out.Status)
 	return withFacts("task "+args.TaskID+" had already finished", out)
+}
+
+// done reports whether task has ended, without waiting.
+func done(task *bash.Task) bool {
+	select {
+	case <-task.Done():
+		return true
+	default:
+		return false
+	}
 }

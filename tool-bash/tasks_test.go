@@ -30,7 +30,7 @@ func TestBackgroundStartReturnsAtOnce(t *testing.T) {
 		t.Errorf("ids %q %q, want bash-1 bash-2", first, second)
 	}
 	for _, id := range []string{first, second} {
-		if got := h.ok(nil, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, id)); got != "killed background task "+id {
+		if got := h.ok(nil, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, id)); got != "killed background task "+id+" [status: killed by SIGTERM]" {
 			t.Errorf("kill %s: %q", id, got)
 		}
 	}
@@ -91,7 +91,7 @@ func TestKill(t *testing.T) {
 	h := newLocalHarness(t, bashlocal.Config{})
 	id := h.startBackground(nil, "sleep 60")
 	args := fmt.Sprintf(`{"task_id":%q}`, id)
-	if got := h.ok(nil, "bash_kill", args); got != "killed background task "+id {
+	if got := h.ok(nil, "bash_kill", args); got != "killed background task "+id+" [status: killed by SIGTERM]" {
 		t.Errorf("first kill %q", got)
 	}
 	if got := h.ok(nil, "bash_kill", args); got != "task "+id+" had already finished" {
@@ -163,7 +163,7 @@ func TestOwnership(t *testing.T) {
 	// The token decides, not the Agent value: a new Agent of the same session may read.
 	again := &tools.Agent{Owner: "alice"}
 	h.pollOutput(again, id, "owned")
-	if got := h.ok(alice.agent, "bash_kill", args); got != "killed background task "+id {
+	if got := h.ok(alice.agent, "bash_kill", args); got != "killed background task "+id+" [status: killed by SIGTERM]" {
 		t.Errorf("owner kill %q", got)
 	}
 	h.waitDone(id)
@@ -195,7 +195,7 @@ func TestOwnershipSurvivesToolReload(t *testing.T) {
 	if res := second.fail(newSession("bob", "").agent, "bash_kill", args); res.Text() != "Error: task "+id+" belongs to another session" {
 		t.Errorf("bob after reload: %q", res.Text())
 	}
-	if got := second.ok(alice.agent, "bash_kill", args); got != "killed background task "+id {
+	if got := second.ok(alice.agent, "bash_kill", args); got != "killed background task "+id+" [status: killed by SIGTERM]" {
 		t.Errorf("alice after reload: %q", got)
 	}
 }

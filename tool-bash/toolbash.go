@@ -246,20 +246,33 @@ func (s *Set) Detach() {
 	}
 }
 
-// killTasks kills the executor's running tasks whose id match selects, and returns the tasks
-// it killed with the kill errors joined. A task that ends or disappears meanwhile is no error.
+// killTasks kills the executor's running tasks whose id match selects, all at once (each Kill
+// waits for its tree), and returns the tasks it killed, in start order, with the kill errors
+// joined. A task that ends or disappears meanwhile is no error.
 func (s *Set) killTasks(match func(bash.TaskID) bool) ([]*bash.Task, error) {
-	var killed []*bash.Task
-	var errs []error
+	var running []*bash.Task
 	for _, task := range s.ex.List() {
-		if task.Status() != bash.TaskRunning || !match(task.ID()) {
-			continue
+		if task.Status() == bash.TaskRunning && match(task.ID()) {
+			running = append(running, task)
 		}
-		ok, err := s.ex.Kill(task.ID())
-		switch {
-		case err != nil && !errors.Is(err, bash.ErrUnknownTask):
-			errs = append(errs, fmt.Errorf("kill %s: %w", task.ID(), err))
-		case ok:
+	}
+	ok := make([]bool, len(running))
+	errs := make([]error, len(running))
+	var wg sync.WaitGroup
+	for i, task := range running {
+		wg.Go(func() {
+			ok[i], errs[i] = s.ex.Kill(task.ID())
+			if errors.Is(errs[i], bash.ErrUnknownTask) {
+				errs[i] = nil
+			} else if errs[i] != nil {
+				errs[i] = fmt.Errorf("kill %s: %w", task.ID(), errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	var killed []*bash.Task
+	for i, task := range running {
+		if ok[i] {
 			killed = append(killed, task)
 		}
 	}

@@ -212,8 +212,9 @@ func (e *TaskEntry) SetNote(note string) {
 }
 
 // SetStop sets stop, the function TaskTable.Kill calls to stop the task's process once it has marked
-// the task killed. Backends set it as soon as the process exists; a Kill before that only marks
-// the task killed.
+// the task killed; it returns once the process tree is gone or SIGKILL has been sent to what
+// outlived the grace period (bash.Executor.Kill's contract). Backends set it as soon as the
+// process exists; a Kill before that only marks the task killed.
 func (e *TaskEntry) SetStop(stop func()) {
 	e.mu.Lock()
 	e.stop = stop

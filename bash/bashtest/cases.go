@@ -43,6 +43,7 @@ var cases = []testCase{
 	{name: "owner/tokens", check: ownerTokens},
 
 	{name: "escapees/kill", escapees: true, check: escapeesKill},
+	{name: "escapees/kill-waits", escapees: true, check: escapeesKillWaits},
 	{name: "escapees/timeout", escapees: true, check: escapeesTimeout},
 	{name: "escapees/close", escapees: true, check: escapeesClose},
 

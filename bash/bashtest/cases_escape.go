@@ -119,6 +119,30 @@ func escapeesKill(c *kc) {
 	e.wantGone("Kill")
 }
 
+// escapeesKillWaits: Kill returns once the tree is gone, so one look right after it returns, with
+// no polling, finds none of the command's processes: not a member of its group, not an escapee.
+func escapeesKillWaits(c *kc) {
+	e := newEscapees(c)
+	member := e.names[0] + "-member"
+	cmd := e.command(fmt.Sprintf("(exec -a %s sleep 3600) & echo started; wait", member))
+	e.names = append(e.names, member) // counted from now on; the command waited for the others only
+	task := c.start(c.spec(cmd, nil))
+	c.readUntil(task, "started\n", c.killLimit()+c.opts.Slack)
+	probe, err := c.probe()
+	if err != nil {
+		c.fatalf("creating the probe executor: %v", err)
+	}
+	defer probe.Close(c.ctx)
+	if killed, err := c.kill(task.ID()); err != nil || !killed {
+		c.fatalf("Kill of the running task = %v, %v; want true", killed, err)
+	}
+	if n := e.alive(probe); n > 0 {
+		c.errorf("%d of the command's processes (a member of its group, the escapees) alive right after Kill returned: Kill returns once the tree is gone", n)
+	}
+	c.mustDone(task, c.killLimit(), "after Kill")
+	e.wantGone("Kill")
+}
+
 func escapeesTimeout(c *kc) {
 	e := newEscapees(c)
 	timeout := min(2*time.Second+c.opts.Slack/2, c.opts.MaxTimeout)

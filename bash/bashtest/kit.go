@@ -333,7 +333,8 @@ func (c *kc) pause() {
 func (c *kc) kill(id bash.TaskID) (bool, error) {
 	var ok bool
 	var err error
-	c.call(fmt.Sprintf("Kill(%q)", id), c.quick(), func() { ok, err = c.ex.Kill(id) })
+	// Kill waits for the tree, at most until SIGKILL after the grace period.
+	c.call(fmt.Sprintf("Kill(%q)", id), c.killLimit(), func() { ok, err = c.ex.Kill(id) })
 	return ok, err
 }
 

@@ -76,6 +76,8 @@ type Stopper struct {
 	forced    bool
 	force     chan struct{}
 	stopped   chan struct{}
+	killing   chan struct{} // closed when SIGKILL first goes to what is left
+	killed    bool          // killing is closed
 }
 
 type identity struct {
@@ -92,7 +94,7 @@ func NewStopper(tree Tree, opt StopOptions) *Stopper {
 		opt.Poll = DefaultPoll
 	}
 	return &Stopper{tree: tree, opt: opt, known: map[int]uint64{}, signalled: map[identity]bool{},
-		force: make(chan struct{}), stopped: make(chan struct{})}
+		force: make(chan struct{}), stopped: make(chan struct{}), killing: make(chan struct{})}
 }
 
 // Members returns the live members of the tree now, outside the process group included, and
@@ -308,6 +310,29 @@ func (s *Stopper) ForceKill() {
 // Stopped is closed once a Terminate or ForceKill has seen the whole tree gone.
 func (s *Stopper) Stopped() <-chan struct{} { return s.stopped }
 
+// Killing is closed once the stop has sent SIGKILL to what was left of the tree (the grace period
+// passed, or ForceKill), so a caller waiting for Stopped knows the tree outlived the soft signals.
+// It stays open when the soft signals were enough.
+func (s *Stopper) Killing() <-chan struct{} { return s.killing }
+
+// Wait starts the stop, as Terminate, and returns once the tree is gone (true) or SIGKILL has
+// been sent to what is left of it after the grace period (false), or when done is closed (false).
+func (s *Stopper) Wait(done <-chan struct{}) (gone bool) {
+	s.Terminate()
+	select {
+	case <-s.stopped:
+		return true
+	case <-s.killing:
+	case <-done:
+	}
+	select {
+	case <-s.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *Stopper) run() {
 	if s.opt.WG != nil {
 		defer s.opt.WG.Done()
@@ -339,6 +364,9 @@ func (s *Stopper) step(killing bool) bool {
 	members, alive := s.checkLocked()
 	if !alive {
 		return false
+	}
+	if killing && !s.killed {
+		defer func() { s.killed = true; close(s.killing) }() // once the signals are sent
 	}
 	if g := s.tree.Group; g > 0 {
 		if killing {

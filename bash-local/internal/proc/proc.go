@@ -396,6 +396,10 @@ func (p *Process) Exit() Exit {
 // period.
 func (p *Process) Terminate() { p.stop.Terminate() }
 
+// Stop is Terminate that waits: it returns once the tree is gone (true) or, when something
+// outlived the grace period, once SIGKILL has been sent to it (false).
+func (p *Process) Stop() (gone bool) { return p.stop.Wait(nil) }
+
 // ForceKill sends SIGKILL to whatever is left of the tree now, without grace.
 func (p *Process) ForceKill() { p.stop.ForceKill() }
 
