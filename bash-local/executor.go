@@ -48,7 +48,8 @@ type Executor struct {
 	scrub    envpolicy.Policy
 	bashPath string
 	bashErr  error
-	tag      string // per-executor prefix of the tree tag every command carries
+	tag      string             // per-executor prefix of the tree tag every command carries
+	release  func() (last bool) // ends the executor's proctree.Hold; last: Close may sweep orphans
 	spills   backend.SpillDir
 	tmp      backend.SpillDir // the sandbox's private TMPDIR, created on the first confined call
 	sb       *sandbox.Sandbox
@@ -109,6 +110,7 @@ func New(cfg Config) (*Executor, error) {
 		tag:   strconv.Itoa(os.Getpid()) + "." + hex.EncodeToString(rnd[:]),
 		live:  make(map[*proc.Process]chan struct{}),
 		nproc: nproc, uid: os.Getuid(), stopPoll: make(chan struct{}),
+		release: proctree.Hold(),
 	}
 	e.spills.Parent = cfg.SpillDir
 	e.tmp.Prefix = "dsh-tmp-"
@@ -368,7 +370,8 @@ func (e *Executor) close(ctx context.Context) error {
 	for _, p := range live {
 		p.Terminate()
 	}
-	sweep := proc.NewSweep(e.tag+"-", e.cfg.Grace, &e.wg)
+	// The orphans that hide their tag may be another executor's while one is open.
+	sweep := proc.NewSweep(e.tag+"-", e.release(), e.cfg.Grace, &e.wg)
 	sweep.Terminate()
 
 	var err error

@@ -82,6 +82,46 @@ func TestHiddenEscapees(t *testing.T) {
 	}
 }
 
+// TestCloseSparesAnotherExecutorsOrphans checks, as an unprivileged user, that an executor's Close
+// does not stop what may be another open executor's: an orphan that hides its tag cannot be
+// traced to its executor, so only the last executor of the process to close sweeps it.
+func TestCloseSparesAnotherExecutorsOrphans(t *testing.T) {
+	if !escapetest.AsNobody(t) {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, other := newHarness(t, Config{}), newHarness(t, Config{})
+	path, pid := pidFile(t, "pid")
+	r := owner.req(`( setsid "$HELPER" </dev/null >/dev/null 2>&1 & ); sleep 600`)
+	for _, kv := range escapetest.UndumpableEnv(path) {
+		k, v, _ := strings.Cut(kv, "=")
+		r.Env[k] = v
+	}
+	r.Env["PIDFILE"], r.Env["HELPER"] = path, self
+	owner.start(r)
+	escapee := pid()
+	killOnCleanup(t, escapee)
+	waitFor(t, "the escapee to hide /proc/PID/environ", func() bool {
+		_, err := os.ReadFile("/proc/" + strconv.Itoa(escapee) + "/environ")
+		return err != nil
+	})
+	if err := other.ex.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(escapee) {
+		t.Fatalf("the other executor's Close stopped escapee %d, which may be the open executor's", escapee)
+	}
+	if err := owner.ex.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if alive(escapee) {
+		t.Errorf("escapee %d alive after the last executor's Close returned", escapee)
+	}
+}
+
 // TestSSHAgentDoesNotOutliveClose checks the everyday hidden escapee, as an unprivileged user:
 // `eval $(ssh-agent -s)` leaves an agent holding keys, in its own session and non-dumpable, after
 // the command that started it has returned.

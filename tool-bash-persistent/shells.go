@@ -60,8 +60,9 @@ type Shells struct {
 	cfg     Config
 	tool    *tools.Tool
 	env     []string
-	confine *confinement // nil: no sandbox
-	prefix  string       // of every shell's tag: the Close sweep finds all of them by it
+	confine *confinement       // nil: no sandbox
+	prefix  string             // of every shell's tag: the Close sweep finds all of them by it
+	release func() (last bool) // ends the proctree.Hold; last: the Close sweep may take orphans
 
 	life   context.Context // cancelled by Close, so pending starts and runs end
 	cancel context.CancelCauseFunc
@@ -109,6 +110,7 @@ func New(cfg Config) (*Shells, error) {
 		confine: confine,
 		prefix:  strconv.Itoa(os.Getpid()) + "." + newID(),
 		owners:  map[string]*owner{},
+		release: proctree.Hold(),
 	}
 	s.life, s.cancel = context.WithCancelCause(context.Background())
 	s.tool, err = tools.New(ToolName, cfg.Description+confine.description(), s.call,
@@ -122,6 +124,7 @@ func New(cfg Config) (*Shells, error) {
 		tools.WithResultView(presentResult))
 	if err != nil {
 		confine.close()
+		s.release()
 		return nil, fmt.Errorf("persistentbash: %w", err)
 	}
 	return s, nil
@@ -432,7 +435,8 @@ func (s *Shells) close(ctx context.Context) error {
 // session, that nothing started and waits for), reaping them. ctx bounds the grace period; it
 // returns ctx's error when it cut the wait short.
 func (s *Shells) sweep(ctx context.Context) error {
-	stop := proctree.NewStopper(proctree.Tree{Tag: ptyshell.TagVar + "=" + s.prefix, TagPrefix: true, Orphans: true},
+	// The orphans that hide their tag may be another holder's while one is open (proctree.Hold).
+	stop := proctree.NewStopper(proctree.Tree{Tag: ptyshell.TagVar + "=" + s.prefix, TagPrefix: true, Orphans: s.release()},
 		proctree.StopOptions{Grace: s.cfg.KillGrace, Reap: true})
 	stop.Terminate()
 	select {

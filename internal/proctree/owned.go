@@ -63,3 +63,33 @@ func Owned(pid int) bool {
 // have registered their child: for a process about to stop everything it started and exit, so
 // that no child is born after the last look.
 func FreezeStarts() { owned.start.Lock() }
+
+// holders counts the parts of this process that are open and start commands whose escapees may be
+// re-parented here (see Hold).
+var holders struct {
+	sync.Mutex
+	n int
+}
+
+// Hold registers a holder of escapees, a part of this process (an executor, a set of shells) that
+// starts commands whose escapees may be re-parented here, until the returned release is called,
+// when the holder closes. release reports whether the holder was the last one open: only then may
+// its final sweep set Tree.Orphans, since an orphan cannot be told apart from the escapees of a
+// holder still open, whose commands it would stop. A later call of release reports false. An
+// escapee that hides its tag and outlives its parent is therefore stopped when the last holder
+// closes, not before.
+func Hold() (release func() (last bool)) {
+	holders.Lock()
+	holders.n++
+	holders.Unlock()
+	var once sync.Once
+	return func() (last bool) {
+		once.Do(func() {
+			holders.Lock()
+			defer holders.Unlock()
+			holders.n--
+			last = holders.n == 0
+		})
+		return last
+	}
+}

@@ -31,7 +31,8 @@ type Tree struct {
 	// process that runs in another session than this process, that no one here owns (see Own)
 	// and whose environment cannot be read (it made itself non-dumpable). This process must be a
 	// child subreaper (BecomeSubreaper) for escapees to be re-parented to it. An orphan cannot be
-	// told apart from the escapees of another tree, so only a sweep of every tree should set it.
+	// told apart from the escapees of another tree, so only a sweep of every tree should set it:
+	// the final sweep of the last holder to close (see Hold).
 	Orphans bool
 	// Descendants makes members of every descendant of this process: the last sweep of a
 	// process that is about to exit.

@@ -416,13 +416,14 @@ func (p *Process) GroupAlive() bool { return p.stop.GroupAlive() }
 // Stopped is closed once a Terminate or ForceKill has seen the whole tree gone.
 func (p *Process) Stopped() <-chan struct{} { return p.stop.Stopped() }
 
-// NewSweep returns a stopper for every process carrying a tag that starts with tagPrefix and for
-// every orphan (proctree.Tree.Orphans: a child of this process, in another session, that no one
-// here started and whose environment cannot be read): the executor's last sweep for descendants
-// that outlived their task's bookkeeping. It reaps what it stops, never an owned process (the
-// leaders of live tasks, whose exit status belongs to their exec.Cmd).
-func NewSweep(tagPrefix string, grace time.Duration, wg *sync.WaitGroup) *proctree.Stopper {
-	return proctree.NewStopper(proctree.Tree{Tag: envpolicy.TagVar + "=" + tagPrefix, TagPrefix: true, Orphans: true},
+// NewSweep returns a stopper for every process carrying a tag that starts with tagPrefix and, with
+// orphans set (the last holder of this process closes: proctree.Hold), for every orphan
+// (proctree.Tree.Orphans: a child of this process, in another session, that no one here started
+// and whose environment cannot be read): the executor's last sweep for descendants that outlived
+// their task's bookkeeping. It reaps what it stops, never an owned process (the leaders of live
+// tasks, whose exit status belongs to their exec.Cmd).
+func NewSweep(tagPrefix string, orphans bool, grace time.Duration, wg *sync.WaitGroup) *proctree.Stopper {
+	return proctree.NewStopper(proctree.Tree{Tag: envpolicy.TagVar + "=" + tagPrefix, TagPrefix: true, Orphans: orphans},
 		proctree.StopOptions{Grace: grace, Reap: true, WG: wg})
 }
 
