@@ -36,3 +36,18 @@ func BenchmarkBashToolBaseline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBashKill measures bash_kill of a running background `sleep` through the registry:
+// SIGTERM, the wait until its tree is gone and its end, which is what a model waits for.
+func BenchmarkBashKill(b *testing.B) {
+	h := newHarness(b, localExecutor(b, bashlocal.Config{}), Config{})
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		id := h.startBackground(nil, "exec sleep 60")
+		call := tools.Call{ID: "k", Name: "bash_kill", Args: json.RawMessage(`{"task_id":"` + id + `"}`)}
+		b.StartTimer()
+		if res := h.reg.Execute(context.Background(), call); res.IsError {
+			b.Fatal(res.Text())
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	bashlocal "github.com/dsh-go/dsh/bash-local"
+	"github.com/dsh-go/dsh/internal/proctree"
 	"github.com/dsh-go/dsh/tools"
 )
 
@@ -339,5 +340,38 @@ func TestDetachStopsNotices(t *testing.T) {
 	h.waitDone(id)
 	if n := len(alice.got()); n != 1 {
 		t.Errorf("%d notices after Detach, want 1", n)
+	}
+}
+
+// TestKillReturnsOnceGone kills background tasks one by one, each with a child in its group, and
+// looks once, right after each bash_kill returns, for the task's processes: none may be alive
+// (the attack round found a sleep alive after the last of 1,000 kills).
+func TestKillReturnsOnceGone(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t, bashlocal.Config{})
+	const n = 20
+	ids, pids := make([]string, n), make([][2]int, n)
+	for i := range n {
+		ids[i] = h.startBackground(nil, "sleep 60 & echo $$ $!; wait")
+	}
+	for i, id := range ids {
+		reads := h.pollOutput(nil, id, "\n[status: running]") // "PID PID\n" or "(no new output)\n"
+		for _, r := range reads {
+			fmt.Sscan(r, &pids[i][0], &pids[i][1])
+		}
+		for pids[i][1] == 0 { // the pids are not printed yet
+			reads = h.pollOutput(nil, id, "\n[status: running]")
+			fmt.Sscan(reads[len(reads)-1], &pids[i][0], &pids[i][1])
+		}
+	}
+	for i, id := range ids {
+		if got, want := h.ok(nil, "bash_kill", fmt.Sprintf(`{"task_id":%q}`, id)), "killed background task "+id+" [status: killed by SIGTERM]"; got != want {
+			t.Errorf("bash_kill %s = %q, want %q", id, got, want)
+		}
+		for _, pid := range pids[i] {
+			if st, ok := proctree.ReadStat(pid); ok && !st.Dead() {
+				t.Errorf("task %s: process %d alive when bash_kill returned", id, pid)
+			}
+		}
 	}
 }
