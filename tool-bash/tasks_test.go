@@ -14,7 +14,6 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	bashlocal "github.com/dsh-go/dsh/bash-local"
-	"github.com/dsh-go/dsh/internal/proctree"
 	"github.com/dsh-go/dsh/tools"
 )
 
@@ -369,9 +368,19 @@ func TestKillReturnsOnceGone(t *testing.T) {
 			t.Errorf("bash_kill %s = %q, want %q", id, got, want)
 		}
 		for _, pid := range pids[i] {
-			if st, ok := proctree.ReadStat(pid); ok && !st.Dead() {
+			if running(pid) {
 				t.Errorf("task %s: process %d alive when bash_kill returned", id, pid)
 			}
 		}
 	}
+}
+
+// running reports whether process pid exists and is not a zombie, from /proc/PID/stat.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, ok := bytes.Cut(b[bytes.LastIndexByte(b, ')')+1:], []byte(" "))
+	return ok && len(after) > 0 && after[0] != 'Z' && after[0] != 'X'
 }
