@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash-local/internal/proc"
+	"github.com/dsh-go/dsh/bash/bashtext"
 	"github.com/dsh-go/dsh/internal/sandbox"
 )
 
@@ -103,7 +104,7 @@ func (c *confinement) report(failed bool, stderr string) *bash.SandboxReport {
 
 // note is the line a background task's last read carries about its sandbox, or "".
 func (c *confinement) note(failed bool, stderr string) string {
-	return strings.Join(c.report(failed, stderr).Markers(), "\n")
+	return strings.Join(bashtext.SandboxMarkers(c.report(failed, stderr)), "\n")
 }
 
 func (e *Executor) isClosed() bool {

@@ -1,7 +1,6 @@
 package bash
 
 import (
-	"slices"
 	"strings"
 	"testing"
 )
@@ -73,38 +72,3 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
-// TestSandboxReportMarkers checks the lines a result ends with for a report: what was not
-// enforced first, then the denial, none for a nil or empty report.
-func TestSandboxReportMarkers(t *testing.T) {
-	cases := []struct {
-		name string
-		r    *SandboxReport
-		want []string
-	}{
-		{"nil", nil, nil},
-		{"nothing to say", &SandboxReport{}, nil},
-		{"denial", &SandboxReport{Denial: "write outside the workspace denied: /etc/hosts"}, []string{"[sandbox: write outside the workspace denied: /etc/hosts]"}},
-		{"both", &SandboxReport{Unenforced: []string{"signal scoping (Landlock ABI 6)", "TCP rules"}, Denial: "network access denied (network off)"},
-			[]string{"[sandbox: not enforced: signal scoping (Landlock ABI 6); TCP rules]", "[sandbox: network access denied (network off)]"}},
-	}
-	for _, c := range cases {
-		if got := c.r.Markers(); !slices.Equal(got, c.want) {
-			t.Errorf("%s: Markers() = %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-// TestSandboxConfines checks the phrase tool descriptions use for each mode and network setting.
-func TestSandboxConfines(t *testing.T) {
-	for _, c := range []struct {
-		sb   Sandbox
-		want string
-	}{
-		{Sandbox{Mode: SandboxWorkspaceWrite}, "can write only in the workspace and in $TMPDIR, cannot use the network or Unix sockets, and cannot signal or trace processes outside it"},
-		{Sandbox{Mode: SandboxReadOnly, Network: NetworkOn}, "can write only in $TMPDIR (the workspace is read-only), may use the network but not Unix sockets, and cannot signal or trace processes outside it"},
-	} {
-		if got := c.sb.Confines(); got != c.want {
-			t.Errorf("%v: Confines() = %q, want %q", c.sb, got, c.want)
-		}
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/bashtext"
 	"github.com/dsh-go/dsh/internal/sandbox"
 )
 
@@ -74,7 +75,7 @@ func (c *confinement) notes(failed bool, output, workdir string) string {
 	if failed {
 		r.Denial = sandbox.Explain(c.policy, c.resolved.Mode == bash.SandboxReadOnly, workdir, output, c.resolved.String())
 	}
-	return strings.Join(r.Markers(), "\n")
+	return strings.Join(bashtext.SandboxMarkers(r), "\n")
 }
 
 // description is what the tool's description adds about the sandbox in force.
@@ -83,7 +84,7 @@ func (c *confinement) description() string {
 		return ""
 	}
 	return fmt.Sprintf(" The shell runs in a sandbox (%s): its commands %s. "+
-		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied.", c.resolved, c.resolved.Confines())
+		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied.", c.resolved, bashtext.Confines(c.resolved))
 }
 
 // close releases the rules and removes the temporary directory.

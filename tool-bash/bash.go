@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/bashtext"
 	"github.com/dsh-go/dsh/internal/envpolicy"
 	"github.com/dsh-go/dsh/internal/termtext"
 	"github.com/dsh-go/dsh/tools"
@@ -221,7 +222,7 @@ func presentBashResult(args BashArgs, res tools.Result) (tools.ResultView, bool)
 		return tools.ResultView{}, false
 	}
 	return tools.ResultView{Terminal: &tools.TerminalResult{
-		Output:   bash.ParseExitStatus(text).Body,
+		Output:   bashtext.ParseExitStatus(text).Body,
 		ExitCode: facts.ExitCode,
 		Signal:   facts.Signal,
 		TimedOut: facts.TimedOut,

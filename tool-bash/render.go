@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/bashtext"
 	"github.com/dsh-go/dsh/internal/termtext"
 )
 
@@ -39,7 +40,7 @@ func renderRun(res bash.RunResult, f RunFacts) string {
 	if res.ProcessLimit {
 		markers = append(markers, bash.ProcessLimitMarker)
 	}
-	markers = append(markers, res.Sandbox.Markers()...)
+	markers = append(markers, bashtext.SandboxMarkers(res.Sandbox)...)
 	if len(markers) == 0 {
 		return body
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/bashtext"
 	"github.com/dsh-go/dsh/tools"
 )
 
@@ -29,7 +30,7 @@ func sandboxDescription(ex bash.Executor) string {
 	p := d.SandboxPolicy()
 	return fmt.Sprintf(" Commands run in a sandbox (%s): they %s. "+
 		"A command the sandbox stopped ends with a line `[sandbox: …]` saying what was denied. "+
-		"To ask for one command to run outside the sandbox, pass `sandbox: \"off\"` with a `justification`: a person decides.", p, p.Confines())
+		"To ask for one command to run outside the sandbox, pass `sandbox: \"off\"` with a `justification`: a person decides.", p, bashtext.Confines(p))
 }
 
 // unsandboxed returns the sandbox the call's request carries: the executor's (the zero value),

@@ -1,9 +1,9 @@
-package bash_test
+package bashtext_test
 
 import (
 	"fmt"
 
-	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/bashtext"
 )
 
 func ExampleParseExitStatus() {
@@ -12,7 +12,7 @@ func ExampleParseExitStatus() {
 		"partial output\n[killed by signal: SIGKILL]",
 		"[exit code: 2]", // no newline before it: output, not a marker
 	} {
-		st := bash.ParseExitStatus(text)
+		st := bashtext.ParseExitStatus(text)
 		fmt.Printf("body %q, exit code %d, signal %q\n", st.Body, st.ExitCode, st.Signal)
 	}
 	// Output:
