@@ -54,7 +54,7 @@ type Executor struct {
 	tmp      backend.SpillDir // the sandbox's private TMPDIR, created on the first confined call
 	sb       *sandbox.Sandbox
 	wg       sync.WaitGroup // every goroutine the executor starts
-	listen   bash.Listeners
+	listen   backend.Listeners
 
 	// spawnMu is held shared while a process is being started and exclusively by Close while it
 	// sets closed, so that Close never misses a process that is being born.

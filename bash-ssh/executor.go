@@ -48,7 +48,7 @@ type Executor struct {
 	marker string // starts the launcher's control lines
 	scrub  envpolicy.Rules
 	spills backend.SpillDir
-	listen bash.Listeners
+	listen backend.Listeners
 	wg     sync.WaitGroup // every goroutine the executor starts
 
 	// createSpill opens a spill file; tests replace it to simulate a full disk.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/backend"
 	"github.com/dsh-go/dsh/bash/bashtest"
 )
 
@@ -27,8 +28,8 @@ type fakeExecutor struct {
 	cfg   fakeConfig
 	fault fault
 
-	listeners bash.Listeners
-	// raw mirrors the registered listeners for the faults that bypass bash.Listeners.
+	listeners backend.Listeners
+	// raw mirrors the registered listeners for the faults that bypass backend.Listeners.
 	rawMu sync.Mutex
 	raw   []*bash.TaskListener
 

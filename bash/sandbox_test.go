@@ -71,4 +71,3 @@ func TestOverlaps(t *testing.T) {
 		}
 	}
 }
-

@@ -9,6 +9,8 @@
 //   - TaskTable keeps background tasks: the "bash-N" ids, start order, owners, consuming reads in
 //     the bash.TaskRead delta format (UTF-8 hold-back, lossy reads marked where bytes were
 //     dropped) and the one-shot notes such as "spawn failed: …".
+//   - Listeners gives OnTaskDone and Close their listener contract (registration order, panics
+//     contained, silence after Close).
 //
 // The package starts no process and holds no platform code.
 package backend

@@ -1,13 +1,15 @@
-package bash
+package backend
 
 import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
+
+	"github.com/dsh-go/dsh/bash"
 )
 
-// Listeners is a registry of task-completion listeners for backends: it gives [Executor.OnTaskDone]
+// Listeners is a registry of task-completion listeners for backends: it gives [bash.Executor].OnTaskDone
 // and the completion side of Close their contract (registration order, panics contained, silence
 // after Close). The zero value is ready to use and logs contained panics with slog.Default; set
 // Logger before first use to log elsewhere. It is safe for concurrent use.
@@ -22,12 +24,12 @@ type Listeners struct {
 
 type listenerEntry struct {
 	id uint64
-	fn TaskListener
+	fn bash.TaskListener
 }
 
 // Add registers listener and returns the function that removes it. A nil listener is ignored. After
 // Close, Add registers nothing.
-func (l *Listeners) Add(listener TaskListener) (remove func()) {
+func (l *Listeners) Add(listener bash.TaskListener) (remove func()) {
 	if listener == nil {
 		return func() {}
 	}
@@ -54,7 +56,7 @@ func (l *Listeners) Add(listener TaskListener) (remove func()) {
 // Notify calls every registered listener with task, in registration order, on the calling
 // goroutine. A listener that panics is recovered and logged; the next one still runs. Notify does
 // nothing after Close.
-func (l *Listeners) Notify(task *Task) {
+func (l *Listeners) Notify(task *bash.Task) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -74,14 +76,14 @@ func (l *Listeners) Notify(task *Task) {
 	}
 }
 
-func (l *Listeners) call(fn TaskListener, task *Task) {
+func (l *Listeners) call(fn bash.TaskListener, task *bash.Task) {
 	defer func() {
 		if r := recover(); r != nil {
 			logger := l.Logger
 			if logger == nil {
 				logger = slog.Default()
 			}
-			logger.Error("bash: task listener panicked", "task", string(task.ID()),
+			logger.Error("backend: task listener panicked", "task", string(task.ID()),
 				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()

@@ -1,4 +1,4 @@
-package bash_test
+package backend_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/backend"
 )
 
 // calls records listener calls by name, safe for concurrent use.
@@ -35,7 +36,7 @@ func (c *calls) take() []string {
 }
 
 func TestListenersOrderAndRemove(t *testing.T) {
-	var l bash.Listeners
+	var l backend.Listeners
 	var got calls
 	task, _ := bash.NewTask("bash-1", "true")
 	removeA := l.Add(got.listener("A"))
@@ -62,7 +63,7 @@ func TestListenersOrderAndRemove(t *testing.T) {
 
 func TestListenersPanicContained(t *testing.T) {
 	var buf bytes.Buffer
-	l := bash.Listeners{Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	l := backend.Listeners{Logger: slog.New(slog.NewTextHandler(&buf, nil))}
 	var got calls
 	l.Add(func(*bash.Task) { panic("listener boom") })
 	l.Add(got.listener("after"))
@@ -84,7 +85,7 @@ func TestListenersDefaultLogger(t *testing.T) {
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
-	var l bash.Listeners
+	var l backend.Listeners
 	l.Add(func(*bash.Task) { panic("boom") })
 	task, _ := bash.NewTask("bash-1", "true")
 	l.Notify(task)
@@ -94,7 +95,7 @@ func TestListenersDefaultLogger(t *testing.T) {
 }
 
 func TestListenersClose(t *testing.T) {
-	var l bash.Listeners
+	var l backend.Listeners
 	var got calls
 	l.Add(got.listener("before"))
 	l.Close()
@@ -110,7 +111,7 @@ func TestListenersClose(t *testing.T) {
 
 // TestListenersConcurrent exercises Add, remove, Notify and Close at once (run it with -race).
 func TestListenersConcurrent(t *testing.T) {
-	var l bash.Listeners
+	var l backend.Listeners
 	var got calls
 	task, _ := bash.NewTask("bash-1", "true")
 	var wg sync.WaitGroup
@@ -137,7 +138,7 @@ func TestListenersConcurrent(t *testing.T) {
 // TestListenersCloseDuringNotify checks that a Close arriving while one listener runs stops the
 // listeners after it: none is called once Close has begun.
 func TestListenersCloseDuringNotify(t *testing.T) {
-	var l bash.Listeners
+	var l backend.Listeners
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var secondCalled atomic.Bool
