@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/tool-bash-persistent/internal/ptyshell"
 )
 
 // Defaults applied by New to zero fields of Config.
 const (
 	DefaultTimeout        = 300 * time.Second
-	DefaultMaxOutputChars = 16_000
-	DefaultKillGrace      = 2 * time.Second
+	DefaultMaxOutputChars = ptyshell.DefaultMaxOutputChars // the shell's own, declared once there
+	DefaultKillGrace      = ptyshell.DefaultKillGrace
 	// DefaultDescription is the tool description the model reads.
 	DefaultDescription = "Run commands in a persistent bash shell. State, including the current directory and exported environment variables, persists across calls for this agent. Commands get no interactive input: a program that waits for input on the terminal is sent end-of-file."
 	// CommandDescription describes the command argument to the model.
