@@ -161,9 +161,12 @@ func alive(pid int) bool {
 	return ok && !st.Dead()
 }
 
-func exitCode(r bash.RunResult) string {
-	if r.ExitCode == nil {
+func exitCode(r bash.RunResult) string { return fmtCode(r.ExitCode) }
+
+// fmtCode renders an exit code of either shape's holder (RunResult, Task): "nil" or the number.
+func fmtCode(code *int) string {
+	if code == nil {
 		return "nil"
 	}
-	return strconv.Itoa(*r.ExitCode)
+	return strconv.Itoa(*code)
 }

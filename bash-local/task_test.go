@@ -30,8 +30,8 @@ func TestStartLifecycle(t *testing.T) {
 		t.Errorf("List = %v; want [bash-1 bash-2]", l)
 	}
 	waitDone(t, a)
-	if code, ok := a.ExitCode(); a.Status() != bash.TaskCompleted || !ok || code != 3 || a.Signal() != "" {
-		t.Errorf("finished task: status %s code %d/%v signal %q; want completed 3", a.Status(), code, ok, a.Signal())
+	if code := a.ExitCode(); a.Status() != bash.TaskCompleted || code == nil || *code != 3 || a.Signal() != "" {
+		t.Errorf("finished task: status %s code %s signal %q; want completed 3", a.Status(), fmtCode(code), a.Signal())
 	}
 	if _, ok := h.ex.Get("bash-99"); ok {
 		t.Error("Get of an unissued id succeeded")
@@ -181,8 +181,8 @@ func TestKill(t *testing.T) {
 		waitFor(t, "armed", func() bool { r, _ := h.ex.ReadOutput(task.ID()); return r.Delta == "armed\n" })
 		h.ex.Kill(task.ID())
 		waitDone(t, task)
-		if code, ok := task.ExitCode(); task.Status() != bash.TaskKilled || !ok || code != 0 {
-			t.Errorf("status %s exit %d/%v; want killed with exit 0", task.Status(), code, ok)
+		if code := task.ExitCode(); task.Status() != bash.TaskKilled || code == nil || *code != 0 {
+			t.Errorf("status %s exit %s; want killed with exit 0", task.Status(), fmtCode(code))
 		}
 	})
 	t.Run("finished task", func(t *testing.T) {
@@ -200,7 +200,7 @@ func TestKill(t *testing.T) {
 		t.Parallel()
 		task := h.start(h.req("kill -TERM $$"))
 		waitDone(t, task)
-		if _, ok := task.ExitCode(); ok || task.Signal() != "SIGTERM" || task.Status() != bash.TaskKilled {
+		if task.ExitCode() != nil || task.Signal() != "SIGTERM" || task.Status() != bash.TaskKilled {
 			t.Errorf("status %s signal %q; want killed by SIGTERM with no exit code", task.Status(), task.Signal())
 		}
 	})

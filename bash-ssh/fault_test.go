@@ -120,7 +120,7 @@ func TestServerStoppedDuringTask(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the task did not end within 10 s of losing its connection")
 	}
-	if _, ok := task.ExitCode(); ok || task.Signal() != "" {
+	if task.ExitCode() != nil || task.Signal() != "" {
 		t.Errorf("a task whose connection was lost has exit facts: %v", factsString(task))
 	}
 	r, err := ex.ReadOutput(task.ID())
@@ -181,8 +181,11 @@ func TestCloseUnreachable(t *testing.T) {
 }
 
 func factsString(task *bash.Task) string {
-	code, ok := task.ExitCode()
-	return "status " + string(task.Status()) + ", code " + strconv.Itoa(code) + " (" + strconv.FormatBool(ok) + "), signal " + task.Signal()
+	code := "none"
+	if c := task.ExitCode(); c != nil {
+		code = strconv.Itoa(*c)
+	}
+	return "status " + string(task.Status()) + ", code " + code + ", signal " + task.Signal()
 }
 
 // TestKeepaliveDetectsSilentServer freezes the server's side of the connection (SIGSTOP): nothing

@@ -38,15 +38,16 @@ func (t *Task) Status() TaskStatus {
 	return t.status
 }
 
-// ExitCode returns the task's exit status with true, or 0 and false while the task runs or when it
-// was killed by a signal (or never started).
-func (t *Task) ExitCode() (int, bool) {
+// ExitCode returns the task's exit status, the shape of RunResult.ExitCode: nil while the task
+// runs or when it was killed by a signal (or never started). The pointer is the caller's copy.
+func (t *Task) ExitCode() *int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.exitCode == nil {
-		return 0, false
+		return nil
 	}
-	return *t.exitCode, true
+	code := *t.exitCode
+	return &code
 }
 
 // Signal returns the name of the signal that killed the task ("SIGKILL"), or "" while it runs or

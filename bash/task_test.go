@@ -16,8 +16,11 @@ type taskFacts struct {
 }
 
 func factsOf(t *bash.Task) taskFacts {
-	code, ok := t.ExitCode()
-	return taskFacts{t.Status(), code, ok, t.Signal()}
+	f := taskFacts{status: t.Status(), signal: t.Signal()}
+	if code := t.ExitCode(); code != nil {
+		f.code, f.hasCode = *code, true
+	}
+	return f
 }
 
 func closed(ch <-chan struct{}) bool {
@@ -132,8 +135,8 @@ func TestMarkKilledOnce(t *testing.T) {
 	if closed(task.Done()) {
 		t.Error("MarkKilled closed Done; only Settle does")
 	}
-	if code, ok := task.ExitCode(); ok {
-		t.Errorf("MarkKilled set exit code %d", code)
+	if code := task.ExitCode(); code != nil {
+		t.Errorf("MarkKilled set exit code %d", *code)
 	}
 }
 

@@ -100,8 +100,11 @@ type taskFacts struct {
 }
 
 func factsOf(t *bash.Task) taskFacts {
-	code, _ := t.ExitCode()
-	return taskFacts{status: t.Status(), code: code, signal: t.Signal()}
+	f := taskFacts{status: t.Status(), signal: t.Signal()}
+	if code := t.ExitCode(); code != nil {
+		f.code = *code
+	}
+	return f
 }
 
 // renderRead renders one bash_output read: the new output, sanitized like a foreground run's,

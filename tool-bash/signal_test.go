@@ -1,6 +1,7 @@
 package toolbash
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,8 +20,8 @@ func TestKillSignal(t *testing.T) {
 	}
 	h.waitDone(id)
 	task, _ := h.ex.Get(bash.TaskID(id))
-	if code, ok := task.ExitCode(); task.Status() != bash.TaskCompleted || !ok || code != 0 {
-		t.Errorf("after a trapped SIGINT: %s, exit %d %v; want completed, 0", task.Status(), code, ok)
+	if code := task.ExitCode(); task.Status() != bash.TaskCompleted || code == nil || *code != 0 {
+		t.Errorf("after a trapped SIGINT: %s, exit code %s; want completed, 0", task.Status(), fmtCode(code))
 	}
 	if got := h.ok(a.agent, "bash_kill", `{"task_id":"`+id+`","signal":"SIGINT"}`); got != "task "+id+" had already finished" {
 		t.Errorf("bash_kill SIGINT of a finished task = %q", got)
@@ -32,4 +33,12 @@ func TestKillSignal(t *testing.T) {
 	if res := h.fail(b.agent, "bash_kill", `{"task_id":"`+id+`","signal":"SIGINT"}`); !strings.Contains(res.Text(), "belongs to another session") {
 		t.Errorf("bash_kill SIGINT from another session = %q", res.Text())
 	}
+}
+
+// fmtCode renders a task's exit code: "nil" or the number.
+func fmtCode(code *int) string {
+	if code == nil {
+		return "nil"
+	}
+	return strconv.Itoa(*code)
 }

@@ -289,7 +289,7 @@ func TestCompletionNoticeFailures(t *testing.T) {
 	// The task still completed normally in both cases.
 	for _, id := range []string{id, id2} {
 		task, _ := ex.Get(bash.TaskID(id))
-		if code, ok := task.ExitCode(); task.Status() != bash.TaskCompleted || !ok || code != 0 {
+		if code := task.ExitCode(); task.Status() != bash.TaskCompleted || code == nil || *code != 0 {
 			t.Errorf("task %s: %s", id, task.Status())
 		}
 	}

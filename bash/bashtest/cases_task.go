@@ -22,8 +22,8 @@ func startLifecycle(c *kc) {
 	if st := task.Status(); st != bash.TaskRunning {
 		c.errorf("task %s (%q): Status right after Start = %q, want running", task.ID(), CmdSleep, st)
 	}
-	if code, ok := task.ExitCode(); ok {
-		c.errorf("task %s (%q): ExitCode while running = %d, true; want 0, false", task.ID(), CmdSleep, code)
+	if code := task.ExitCode(); code != nil {
+		c.errorf("task %s (%q): ExitCode while running = %d, want nil", task.ID(), CmdSleep, *code)
 	}
 	if sig := task.Signal(); sig != "" {
 		c.errorf("task %s (%q): Signal while running = %q, want none", task.ID(), CmdSleep, sig)
@@ -145,8 +145,8 @@ func startSpawnFailure(c *kc) {
 	if st := task.Status(); st != bash.TaskKilled {
 		c.errorf("task %s that failed to spawn has status %q, want killed", task.ID(), st)
 	}
-	if code, ok := task.ExitCode(); ok {
-		c.errorf("task %s that failed to spawn has exit code %d, want none", task.ID(), code)
+	if code := task.ExitCode(); code != nil {
+		c.errorf("task %s that failed to spawn has exit code %d, want none", task.ID(), *code)
 	}
 	rec.expectOnce(task, "a spawn failure", "L")
 	r := c.read(task.ID())

@@ -399,8 +399,11 @@ type facts struct {
 }
 
 func factsOf(t *bash.Task) facts {
-	code, ok := t.ExitCode()
-	return facts{status: t.Status(), code: code, hasCode: ok, signal: t.Signal()}
+	f := facts{status: t.Status(), signal: t.Signal()}
+	if code := t.ExitCode(); code != nil {
+		f.code, f.hasCode = *code, true
+	}
+	return f
 }
 
 func (f facts) String() string {
