@@ -20,9 +20,9 @@ import (
 	"github.com/dsh-go/dsh/tools"
 )
 
-// BashDescription is what the model reads about the bash tool; without background execution
+// bashDescription is what the model reads about the bash tool; without background execution
 // the sentence about run_in_background is left out.
-const BashDescription = bashDescriptionBase + backgroundSentence + markersSentence
+const bashDescription = bashDescriptionBase + backgroundSentence + markersSentence
 
 const bashDescriptionBase = "Execute a bash command (`bash -c`) and return its stdout/stderr. " +
 	"Each call runs in a fresh shell: no state (cwd, variables, functions) persists between calls — pass `workdir` instead of using `cd`. " +
@@ -46,7 +46,7 @@ type BashArgs struct {
 }
 
 func (s *Set) newBashTool() (*tools.Tool, error) {
-	description := BashDescription
+	description := bashDescription
 	var opts []tools.Option[BashArgs]
 	if s.cfg.NoBackground {
 		description = bashDescriptionBase + markersSentence

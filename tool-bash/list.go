@@ -13,8 +13,8 @@ import (
 	"github.com/dsh-go/dsh/tools"
 )
 
-// TasksDescription is what the model reads about the bash_tasks tool.
-const TasksDescription = "List this session's background bash tasks, newest first: id, description, command, status " +
+// tasksDescription is what the model reads about the bash_tasks tool.
+const tasksDescription = "List this session's background bash tasks, newest first: id, description, command, status " +
 	"(running, exit code, killed), start time and how much output bash_output has not returned yet. " +
 	"Use it to find a task id again."
 
@@ -45,7 +45,7 @@ type ListedTask struct {
 }
 
 func (s *Set) newTasksTool() (*tools.Tool, error) {
-	return tools.New("bash_tasks", TasksDescription, guard(s, s.listTasks),
+	return tools.New("bash_tasks", tasksDescription, guard(s, s.listTasks),
 		tools.WithTitle[TasksArgs]("List background bash tasks"),
 		tools.WithAnnotations[TasksArgs](tools.Annotations{ReadOnlyHint: true, IdempotentHint: true}),
 		tools.WithOutput[TasksArgs, TaskListFacts](),

@@ -58,7 +58,7 @@ func TestSandboxedBash(t *testing.T) {
 
 func TestUnsandboxedDescriptionUnchanged(t *testing.T) {
 	h := newLocalHarness(t, bashlocal.Config{})
-	if d := h.set.Tools()[0].Description; d != BashDescription {
+	if d := h.set.Tools()[0].Description; d != bashDescription {
 		t.Errorf("an unsandboxed executor changed the description:\n%s", d)
 	}
 }

@@ -11,13 +11,13 @@ import (
 	"github.com/dsh-go/dsh/tools"
 )
 
-// OutputDescription is what the model reads about the bash_output tool.
-const OutputDescription = "Read new output from a background bash task started with `bash` + `run_in_background`. " +
+// outputDescription is what the model reads about the bash_output tool.
+const outputDescription = "Read new output from a background bash task started with `bash` + `run_in_background`. " +
 	"Returns only output produced since the previous bash_output call, plus the task status. " +
 	"Tasks keep running while you do other work; poll again later for more output."
 
-// KillDescription is what the model reads about the bash_kill tool.
-const KillDescription = "Kill a running background bash task (SIGTERM, then SIGKILL) by task id. " +
+// killDescription is what the model reads about the bash_kill tool.
+const killDescription = "Kill a running background bash task (SIGTERM, then SIGKILL) by task id. " +
 	"With `signal` (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 or SIGKILL) send just that signal to the task's process group, " +
 	"e.g. SIGINT to stop a dev server gracefully; the task is then not marked killed unless it ends."
 
@@ -27,7 +27,7 @@ type TaskArgs struct {
 }
 
 func (s *Set) newOutputTool() (*tools.Tool, error) {
-	return tools.New("bash_output", OutputDescription, guard(s, s.readOutput),
+	return tools.New("bash_output", outputDescription, guard(s, s.readOutput),
 		tools.WithOutput[TaskArgs, TaskFacts](),
 		tools.WithTitle[TaskArgs]("Read a background bash task's output"),
 		// Not idempotent: each read consumes the output it returns.
@@ -41,7 +41,7 @@ func (s *Set) newOutputTool() (*tools.Tool, error) {
 }
 
 func (s *Set) newKillTool() (*tools.Tool, error) {
-	return tools.New("bash_kill", KillDescription, guard(s, s.killOrSignal),
+	return tools.New("bash_kill", killDescription, guard(s, s.killOrSignal),
 		tools.WithOutput[KillArgs, TaskFacts](),
 		tools.WithTitle[KillArgs]("Kill a background bash task"),
 		// Killing a task that has ended changes nothing.
