@@ -47,6 +47,7 @@ func snapshot() ([]Stat, bool) {
 			out = append(out, st)
 		}
 	}
+	pruneEnvCache(out)
 	return out, true
 }
 
@@ -87,7 +88,67 @@ func readTag(pid int, tag string, prefix bool) (has, readable bool) {
 	if err == nil && len(b) > 0 {
 		return envHas(b, tag, prefix), true
 	}
-	readable = err == nil
+	return readThreadTag(pid, tag, prefix, err == nil)
+}
+
+// envCache holds the environment first read from each live process, by pid and start time, so
+// that the scans of every stop (several per stop, each over the whole process table) read a
+// process's environment once instead of once per scan. A process's environment changes only at
+// execve, which keeps its pid and start time: the cached one is what it had when first read, so a
+// process that drops its tag by exec'ing without it is still found by the tag it carried. Only a
+// readable, non-empty environment is kept; each snapshot drops the entries of processes gone.
+var envCache struct {
+	sync.Mutex
+	m map[identity][]byte
+}
+
+// readTagOf is readTag for st with the environment cached (see envCache).
+func readTagOf(st Stat, tag string, prefix bool) (has, readable bool) {
+	id := identity{st.PID, st.StartTime}
+	envCache.Lock()
+	b, ok := envCache.m[id]
+	envCache.Unlock()
+	if ok {
+		return envHas(b, tag, prefix), true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
+	if err == nil && len(b) > 0 {
+		if now, ok := readStat(st.PID); ok && now.StartTime == st.StartTime { // still st's process
+			envCache.Lock()
+			if envCache.m == nil {
+				envCache.m = map[identity][]byte{}
+			}
+			envCache.m[id] = b
+			envCache.Unlock()
+		}
+		return envHas(b, tag, prefix), true
+	}
+	return readThreadTag(st.PID, tag, prefix, err == nil)
+}
+
+// pruneEnvCache drops the cached environments of processes absent from live, a whole snapshot.
+func pruneEnvCache(live []Stat) {
+	envCache.Lock()
+	defer envCache.Unlock()
+	if len(envCache.m) == 0 {
+		return
+	}
+	seen := make(map[identity]bool, len(live))
+	for _, st := range live {
+		seen[identity{st.PID, st.StartTime}] = true
+	}
+	for id := range envCache.m {
+		if !seen[id] {
+			delete(envCache.m, id)
+		}
+	}
+}
+
+// readThreadTag looks for tag in the environment of pid's other threads, for a process whose
+// leader thread has exited (its own environ reads empty); readable says whether the leader's read
+// succeeded.
+func readThreadTag(pid int, tag string, prefix, readable bool) (has, ok bool) {
+	base := "/proc/" + strconv.Itoa(pid)
 	d, err := os.Open(base + "/task")
 	if err != nil {
 		return false, readable

@@ -25,6 +25,8 @@ func childrenOf(int) ([]int, bool) { return nil, false }
 
 func readTag(int, string, bool) (has, readable bool) { return false, false }
 
+func readTagOf(Stat, string, bool) (has, readable bool) { return false, false }
+
 // signalExact signals by pid alone: without pidfds or start times, a pid reused since st was
 // read cannot be told apart. Callers only signal processes they know are alive members.
 func signalExact(st Stat, sig syscall.Signal) { _ = unix.Kill(st.PID, sig) }

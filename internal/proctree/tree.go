@@ -181,7 +181,7 @@ func (s *Stopper) belongs(st Stat, me self) bool {
 	if t.Tag == "" && !orphan {
 		return false
 	}
-	has, readable := readTag(st.PID, t.Tag, t.TagPrefix)
+	has, readable := readTagOf(st, t.Tag, t.TagPrefix)
 	return has || orphan && !readable
 }
 

@@ -1,7 +1,9 @@
 package proctree_test
 
 import (
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +75,49 @@ func groupAlive(pgid int) bool {
 	s := proctree.NewStopper(proctree.Tree{Group: pgid}, proctree.StopOptions{})
 	for _, st := range s.Members() {
 		if !st.Dead() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTagSurvivesExec: once a scan has seen a process carry its tag, an exec that drops the tag
+// (env -u, env -i) does not hide it from the next scans: its environment was read at first sight.
+func TestTagSurvivesExec(t *testing.T) {
+	tag := "PROCTREE_TEST_TAG=exec-" + strconv.Itoa(os.Getpid())
+	cmd := exec.Command("bash", "-c", `read -r; exec env -i sleep 60`)
+	cmd.Env = append(os.Environ(), tag)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := startOwned(t, cmd)
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		release()
+	}()
+	pid := cmd.Process.Pid
+	s := proctree.NewStopper(proctree.Tree{Tag: tag}, proctree.StopOptions{})
+	waitFor(t, "the tagged process to be seen", func() bool { return member(s, pid) })
+	in.Close() // bash reads EOF and execs sleep with an empty environment
+	waitFor(t, "the exec that drops the tag", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		return err == nil && strings.HasPrefix(string(b), "sleep\x00")
+	})
+	if proctree.HasTag(pid, tag, false) {
+		t.Fatal("the exec kept the tag; the test needs it dropped")
+	}
+	// A new stopper, so that the first one's memory of its members does not answer.
+	if !member(proctree.NewStopper(proctree.Tree{Tag: tag}, proctree.StopOptions{}), pid) {
+		t.Errorf("process %d, seen with its tag, is no member once it exec'd without it", pid)
+	}
+}
+
+func member(s *proctree.Stopper, pid int) bool {
+	for _, st := range s.Members() {
+		if st.PID == pid {
 			return true
 		}
 	}
